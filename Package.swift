@@ -1,0 +1,63 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .executable(name: "worldcup", targets: ["WorldCup"]),
+        .executable(name: "ocd-bench", targets: ["OCDBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "603.0.0"..<"604.0.0"),
+    ],
+    targets: [
+        // The compiler plug-in behind `@Managed`.
+        .macro(
+            name: "OpenCoreDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ],
+            path: "Sources/OpenCoreDataMacros"
+        ),
+        // The implementation: model, query language, object graph, stores.
+        .target(
+            name: "OpenCoreDataCore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                "OpenCoreDataMacros",
+            ],
+            path: "Sources/OpenCoreDataCore"
+        ),
+        // The public face: re-exports the implementation so that its names win over Foundation's.
+        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"], path: "Sources/OpenCoreData"),
+        .executableTarget(
+            name: "WorldCup",
+            dependencies: ["OpenCoreData"],
+            path: "Sources/WorldCup",
+            resources: [.copy("Resources/WorldCup.xcdatamodeld"), .copy("Resources/seed.json")]
+        ),
+        .executableTarget(
+            name: "OCDBench",
+            dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/OCDBench"
+        ),
+        .testTarget(
+            name: "OpenCoreDataTests",
+            dependencies: ["OpenCoreData", "OpenCoreDataCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/OpenCoreDataTests",
+            exclude: ["QueryLanguage"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,192 @@
+import Foundation
+
+/// An entity: a kind of managed object, with its properties, place in an inheritance tree and class.
+///
+/// Invariant once the model is frozen: `properties` lists the inherited properties first, in the
+/// superentity's order, then the entity's own; so a property's `slot` is the same in every entity of
+/// its hierarchy.
+open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
+    /// The entity's name, unique within its model.
+    public var name: String? { didSet { assertEditable() } }
+    /// The name of the class that represents the entity's objects (`NSManagedObject` when absent).
+    public var managedObjectClassName: String! = "NSManagedObject"
+    /// Whether the entity can have no instances of its own (only of its subentities).
+    public var isAbstract: Bool = false
+    /// The model that holds the entity.
+    public internal(set) weak var managedObjectModel: NSManagedObjectModel!
+    /// The entity this one inherits from.
+    public private(set) weak var superentity: NSEntityDescription?
+    /// Free-form information from the model file.
+    public var userInfo: [AnyHashable: Any]?
+    /// The name this entity had in the previous model version, for migration.
+    public var renamingIdentifier: String?
+    /// A string mixed into the version hash to force a new version without a schema change.
+    public var versionHashModifier: String?
+    /// Groups of property names whose values must be unique together across the entity's objects.
+    public var uniquenessConstraints: [[Any]] = []
+    /// Indexes created in the store for this entity.
+    public var indexes: [NSFetchIndexDescription] = [] {
+        didSet { for index in indexes { index.entity = self } }
+    }
+    /// The superentity's name while a model file is being loaded.
+    var superentityName: String?
+
+    private var ownProperties: [NSPropertyDescription] = []
+    private var ownSubentities: [NSEntityDescription] = []
+
+    // Caches computed when the model is frozen.
+    private(set) var frozenProperties: [NSPropertyDescription] = []
+    private(set) var frozenPropertiesByName: [String: NSPropertyDescription] = [:]
+    /// The class Core Data instantiates for this entity's objects, once resolved.
+    var resolvedClass: NSManagedObject.Type?
+    /// The entity's number in stores (`Z_ENT`), assigned when the model is frozen.
+    var entityNumber: Int = 0
+    /// The root of this entity's inheritance tree.
+    var rootEntity: NSEntityDescription { superentity?.rootEntity ?? self }
+
+    /// Creates an entity with no name.
+    public init() {}
+
+    /// Creates an entity with a name, a class name and properties.
+    public convenience init(name: String, className: String = "NSManagedObject", properties: [NSPropertyDescription] = []) {
+        self.init()
+        self.name = name
+        self.managedObjectClassName = className
+        self.properties = properties
+    }
+
+    // MARK: Properties
+
+    /// All properties, inherited ones first. Setting replaces the entity's own properties.
+    public var properties: [NSPropertyDescription] {
+        get {
+            if isFrozen { return frozenProperties }
+            return (superentity?.properties ?? []) + ownProperties
+        }
+        set {
+            assertEditable()
+            ownProperties = newValue
+            for property in newValue { property.entity = self }
+        }
+    }
+
+    /// The properties the entity declares itself, without inherited ones.
+    public var declaredProperties: [NSPropertyDescription] { ownProperties }
+
+    /// All properties by name, inherited ones included.
+    public var propertiesByName: [String: NSPropertyDescription] {
+        if isFrozen { return frozenPropertiesByName }
+        return Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Attributes by name, inherited ones included.
+    public var attributesByName: [String: NSAttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? NSAttributeDescription }
+    }
+
+    /// Relationships by name, inherited ones included.
+    public var relationshipsByName: [String: NSRelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? NSRelationshipDescription }
+    }
+
+    /// The relationships that point to a given entity.
+    public func relationships(forDestination entity: NSEntityDescription) -> [NSRelationshipDescription] {
+        properties.compactMap { $0 as? NSRelationshipDescription }.filter { $0.destinationEntity === entity }
+    }
+
+    // MARK: Inheritance
+
+    /// The entities that inherit from this one directly. Setting links them to this entity.
+    public var subentities: [NSEntityDescription] {
+        get { ownSubentities }
+        set {
+            assertEditable()
+            for old in ownSubentities where old.superentity === self { old.superentity = nil }
+            ownSubentities = newValue
+            for entity in newValue { entity.superentity = self }
+        }
+    }
+
+    /// Direct subentities by name.
+    public var subentitiesByName: [String: NSEntityDescription] {
+        Dictionary(ownSubentities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// This entity and every entity below it, depth first.
+    var selfAndDescendants: [NSEntityDescription] {
+        [self] + ownSubentities.flatMap(\.selfAndDescendants)
+    }
+
+    /// Whether this entity is `entity` or inherits from it.
+    public func isKindOf(entity: NSEntityDescription) -> Bool {
+        var current: NSEntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    // MARK: Lookup
+
+    /// The entity named `entityName` in the model of `context`'s coordinator.
+    public class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
+        context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
+    }
+
+    /// Inserts a new object of the named entity into a context and returns it.
+    ///
+    /// An unknown entity name is a programmer error and traps, as Core Data raises.
+    public class func insertNewObject(forEntityName entityName: String, into context: NSManagedObjectContext) -> NSManagedObject {
+        guard let entity = entity(forEntityName: entityName, in: context) else {
+            preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")
+        }
+        return entity.instantiate(insertInto: context)
+    }
+
+    // MARK: Version hash
+
+    /// A hash of the entity's schema: name, inheritance and stored properties.
+    public var versionHash: Data { VersionHasher.hash(of: self) }
+
+    // MARK: Freezing
+
+    var isFrozen: Bool { managedObjectModel?.isFrozen ?? false }
+
+    func assertEditable() {
+        if isFrozen {
+            preconditionFailure("Can't modify an entity of a model that a persistent store coordinator is using.")
+        }
+    }
+
+    /// Computes the caches used at run time. Called by the model, superentities first.
+    func freeze() {
+        let inherited = superentity?.frozenProperties ?? []
+        frozenProperties = inherited + ownProperties
+        for (slot, property) in frozenProperties.enumerated() {
+            if property.entity === self { property.slot = slot }
+        }
+        frozenPropertiesByName = Dictionary(frozenProperties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        frozenAttributes = frozenProperties.compactMap { $0 as? NSAttributeDescription }
+        frozenRelationships = frozenProperties.compactMap { $0 as? NSRelationshipDescription }
+    }
+
+    private(set) var frozenAttributes: [NSAttributeDescription] = []
+    private(set) var frozenRelationships: [NSRelationshipDescription] = []
+
+    /// The slot of a property by name, or nil. Fast path for key-value coding.
+    @inline(__always)
+    func slot(forKey key: String) -> Int? {
+        frozenPropertiesByName[key]?.slot
+    }
+
+    // MARK: CustomStringConvertible, Hashable
+
+    open var description: String {
+        "(NSEntityDescription) \(name ?? "<unnamed>"): \(properties.map(\.name).joined(separator: ", "))"
+    }
+
+    /// Identity equality, as for Apple's description objects.
+    public static func == (lhs: NSEntityDescription, rhs: NSEntityDescription) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// An index over one or more properties of an entity, created in the store.
+open class NSFetchIndexDescription: @unchecked Sendable {
+    /// The index's name, unique within its entity.
+    public var name: String
+    /// The indexed properties, in order.
+    public var elements: [NSFetchIndexElementDescription]
+    /// A predicate limiting the index to some rows (a partial index).
+    public var partialIndexPredicate: NSPredicate?
+    /// The entity the index belongs to.
+    public internal(set) weak var entity: NSEntityDescription?
+
+    /// Creates an index with a name and its elements.
+    public init(name: String, elements: [NSFetchIndexElementDescription]?) {
+        self.name = name
+        self.elements = elements ?? []
+    }
+}
+
+/// One property of a fetch index and its order.
+open class NSFetchIndexElementDescription: @unchecked Sendable {
+    /// How an index element is stored.
+    public enum CollationType: UInt, Sendable {
+        /// An ordinary B-tree index.
+        case binary = 0
+        /// An R-tree index (stored as an ordinary index here).
+        case rTree = 1
+    }
+    /// The indexed property.
+    public var property: NSPropertyDescription?
+    /// The property's name, kept while a model file is being loaded.
+    public var propertyName: String?
+    /// Whether the index is in ascending order.
+    public var isAscending: Bool = true
+    /// The index's storage.
+    public var collationType: CollationType = .binary
+
+    /// Creates an element for a property.
+    public init(property: NSPropertyDescription, collationType: CollationType) {
+        self.property = property
+        self.propertyName = property.name
+        self.collationType = collationType
+    }
+
+    init(propertyName: String, ascending: Bool, collationType: CollationType) {
+        self.propertyName = propertyName
+        self.isAscending = ascending
+        self.collationType = collationType
+    }
+}

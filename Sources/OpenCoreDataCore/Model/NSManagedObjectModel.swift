@@ -1,0 +1,203 @@
+import Foundation
+
+/// A schema: the entities a store holds, their configurations and the fetch request templates.
+///
+/// A model is mutable while it is being built; the first coordinator that uses it freezes it, after
+/// which changing it traps, as Core Data raises.
+open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
+    private var storedEntities: [NSEntityDescription] = []
+    private var configurationMembers: [String: [String]] = [:]
+    private var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
+    private let freezeLock = NSLock()
+    private(set) var isFrozen = false
+    private var frozenEntitiesByName: [String: NSEntityDescription] = [:]
+
+    /// Identifiers of this model version (Xcode's "model version identifier").
+    public var versionIdentifiers: Set<AnyHashable> = []
+    /// Localized names of entities and properties (kept for API compatibility).
+    public var localizationDictionary: [String: String]?
+
+    /// Creates an empty model.
+    public init() {}
+
+    /// Loads a model from an Xcode model: a `.xcdatamodeld` bundle (its current version), a
+    /// `.xcdatamodel` folder or a `contents` file. Returns nil and logs the reason when it can't.
+    public convenience init?(contentsOf url: URL) {
+        do {
+            let loaded = try XcodeModelLoader.load(from: url)
+            self.init()
+            adopt(loaded)
+        } catch {
+            CoreDataLog.logger.error("NSManagedObjectModel(contentsOf:) failed: \(error)")
+            return nil
+        }
+    }
+
+    /// Loads a model from an Xcode model file, throwing an error that names the file and line on failure.
+    public static func load(contentsOf url: URL) throws -> NSManagedObjectModel {
+        try XcodeModelLoader.load(from: url)
+    }
+
+    /// Merges several models into one.
+    public convenience init?(byMerging models: [NSManagedObjectModel]?) {
+        self.init()
+        for model in models ?? [] {
+            storedEntities += model.storedEntities
+            configurationMembers.merge(model.configurationMembers) { $0 + $1 }
+            templates.merge(model.templates) { first, _ in first }
+        }
+        for entity in storedEntities { entity.managedObjectModel = self }
+    }
+
+    /// Merges several models into one.
+    public class func mergedModel(from models: [NSManagedObjectModel]?) -> NSManagedObjectModel? {
+        NSManagedObjectModel(byMerging: models)
+    }
+
+    private func adopt(_ other: NSManagedObjectModel) {
+        storedEntities = other.storedEntities
+        configurationMembers = other.configurationMembers
+        templates = other.templates
+        versionIdentifiers = other.versionIdentifiers
+        for entity in storedEntities { entity.managedObjectModel = self }
+    }
+
+    // MARK: Entities
+
+    /// The model's entities.
+    public var entities: [NSEntityDescription] {
+        get { storedEntities }
+        set {
+            precondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
+            storedEntities = newValue
+            for entity in newValue { entity.managedObjectModel = self }
+        }
+    }
+
+    /// The model's entities by name.
+    public var entitiesByName: [String: NSEntityDescription] {
+        if isFrozen { return frozenEntitiesByName }
+        return Dictionary(storedEntities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    // MARK: Configurations
+
+    /// The names of the model's configurations.
+    public var configurations: [String] { configurationMembers.keys.sorted() }
+
+    /// The entities of a configuration; all entities for nil or the default configuration "PF_DEFAULT_CONFIGURATION_NAME".
+    public func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
+        guard let configuration, configuration != "PF_DEFAULT_CONFIGURATION_NAME", configuration != "Default" else { return storedEntities }
+        guard let names = configurationMembers[configuration] else { return nil }
+        let byName = entitiesByName
+        return names.compactMap { byName[$0] }
+    }
+
+    /// Sets the entities of a configuration.
+    public func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
+        precondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
+        configurationMembers[configuration] = entities.compactMap(\.name)
+    }
+
+    func setEntityNames(_ names: [String], forConfigurationName configuration: String) {
+        configurationMembers[configuration] = names
+    }
+
+    // MARK: Fetch request templates
+
+    /// The fetch request templates by name.
+    public var fetchRequestTemplatesByName: [String: NSFetchRequest<NSFetchRequestResult>] { templates }
+
+    /// The template with a name, or nil.
+    public func fetchRequestTemplate(forName name: String) -> NSFetchRequest<NSFetchRequestResult>? {
+        templates[name]
+    }
+
+    /// Stores a template under a name (nil removes it).
+    public func setFetchRequestTemplate(_ fetchRequest: NSFetchRequest<NSFetchRequestResult>?, forName name: String) {
+        templates[name] = fetchRequest
+    }
+
+    /// A copy of a template with its `$VARIABLES` replaced; nil for an unknown name.
+    public func fetchRequestFromTemplate(withName name: String, substitutionVariables variables: [String: Any]) -> NSFetchRequest<NSFetchRequestResult>? {
+        guard let template = templates[name] else { return nil }
+        let request = template.copy()
+        request.predicate = template.predicate?.withSubstitutionVariables(variables)
+        return request
+    }
+
+    // MARK: Versioning
+
+    /// Each entity's version hash by name.
+    public var entityVersionHashesByName: [String: Data] {
+        Dictionary(storedEntities.compactMap { entity in entity.name.map { ($0, entity.versionHash) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether a store with this metadata can be opened with this model and configuration.
+    public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+        guard let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return false }
+        let entities = self.entities(forConfigurationName: configuration) ?? []
+        for entity in entities {
+            guard let name = entity.name, storeHashes[name] == entity.versionHash else { return false }
+        }
+        return true
+    }
+
+    // MARK: Freezing
+
+    /// Links entities by name, numbers them and computes run-time caches. Idempotent.
+    func freeze() {
+        freezeLock.lock()
+        defer { freezeLock.unlock() }
+        guard !isFrozen else { return }
+        linkByName()
+        let byName = entitiesByName
+        // Number entities as stores do: roots by name, each followed by its subentities by name.
+        var number = 0
+        func visit(_ entity: NSEntityDescription) {
+            number += 1
+            entity.entityNumber = number
+            entity.freeze()
+            for child in entity.subentities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) { visit(child) }
+        }
+        for root in storedEntities.filter({ $0.superentity == nil }).sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+            visit(root)
+        }
+        frozenEntitiesByName = byName
+        isFrozen = true
+    }
+
+    /// Resolves the names recorded while loading a model file into object links.
+    func linkByName() {
+        let byName = entitiesByName
+        for entity in storedEntities {
+            if let parentName = entity.superentityName, let parent = byName[parentName], entity.superentity == nil {
+                parent.subentities = parent.subentities + [entity]
+            }
+        }
+        for entity in storedEntities {
+            for case let relationship as NSRelationshipDescription in entity.declaredProperties {
+                if relationship.destinationEntity == nil, let destination = relationship.destinationEntityName {
+                    relationship.destinationEntity = byName[destination]
+                }
+                if relationship.inverseRelationship == nil, let inverse = relationship.inverseName {
+                    relationship.inverseRelationship = relationship.destinationEntity?.propertiesByName[inverse] as? NSRelationshipDescription
+                }
+            }
+            for index in entity.indexes {
+                for element in index.elements where element.property == nil {
+                    element.property = element.propertyName.flatMap { entity.propertiesByName[$0] }
+                }
+            }
+        }
+    }
+
+    /// The entity with a `Z_ENT` number, once frozen.
+    func entity(number: Int) -> NSEntityDescription? {
+        storedEntities.first { $0.entityNumber == number }
+    }
+
+    open var description: String {
+        "(NSManagedObjectModel) entities: \(storedEntities.compactMap(\.name).sorted().joined(separator: ", "))"
+    }
+}

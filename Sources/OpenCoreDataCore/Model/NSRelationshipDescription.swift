@@ -1,0 +1,49 @@
+import Foundation
+
+/// A relationship between two entities: to-one, to-many or ordered to-many.
+open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The entity the relationship points to.
+    public weak var destinationEntity: NSEntityDescription?
+    /// The relationship on the destination that points back.
+    public weak var inverseRelationship: NSRelationshipDescription?
+    /// The fewest objects the relationship may hold when saved (0: no minimum).
+    public var minCount: Int = 0
+    /// The most objects the relationship may hold (1: to-one, 0: unbounded to-many).
+    public var maxCount: Int = 1
+    /// What deleting the source does to the destination objects.
+    public var deleteRule: NSDeleteRule = .nullifyDeleteRule
+    /// Whether a to-many relationship keeps its objects in order (values are `NSOrderedSet`).
+    public var isOrdered: Bool = false
+
+    /// The destination's name while the model is being loaded, before entities are linked.
+    var destinationEntityName: String?
+    /// The inverse's name while the model is being loaded, before entities are linked.
+    var inverseName: String?
+
+    /// Whether the relationship holds at most one object.
+    public var isToMany: Bool { maxCount != 1 }
+
+    /// Creates a relationship with no name or destination.
+    public override init() {
+        super.init()
+    }
+
+    /// Creates a relationship to an entity.
+    public init(name: String, destination: NSEntityDescription?, toMany: Bool = false, deleteRule: NSDeleteRule = .nullifyDeleteRule, ordered: Bool = false) {
+        super.init(name: name)
+        self.destinationEntity = destination
+        self.maxCount = toMany ? 0 : 1
+        self.deleteRule = deleteRule
+        self.isOrdered = ordered
+    }
+
+    open override var description: String {
+        "(NSRelationshipDescription) \(name) -> \(destinationEntity?.name ?? destinationEntityName ?? "?")\(isToMany ? " (to-many\(isOrdered ? ", ordered" : ""))" : "")"
+    }
+}
+
+/// A property whose value is the result of a fetch request evaluated lazily.
+open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The fetch request the property evaluates.
+    public var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// The name of a registered value transformer.
+public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// The transformer that unarchives data with secure coding (Core Data's default for transformables).
+    public static let secureUnarchiveFromDataTransformerName = NSValueTransformerName("NSSecureUnarchiveFromData")
+    /// The transformer that unarchives data without secure coding (deprecated by Apple; here the same as secure).
+    public static let keyedUnarchiveFromDataTransformerName = NSValueTransformerName("NSKeyedUnarchiveFromData")
+    /// The transformer that negates a boolean.
+    public static let negateBooleanTransformerName = NSValueTransformerName("NSNegateBoolean")
+    /// The transformer that answers whether a value is nil.
+    public static let isNilTransformerName = NSValueTransformerName("NSIsNil")
+    /// The transformer that answers whether a value is not nil.
+    public static let isNotNilTransformerName = NSValueTransformerName("NSIsNotNil")
+}
+
+/// Converts values in one direction and, optionally, back; Apple's API, which Foundation on Linux lacks.
+///
+/// A transformable attribute stores `transformedValue(_:)` of its value and reads back with
+/// `reverseTransformedValue(_:)`, using the transformer registered under its `valueTransformerName`.
+open class ValueTransformer: @unchecked Sendable {
+    private static let registry = LockedValue<[String: ValueTransformer]>([
+        NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue: NSSecureUnarchiveFromDataTransformer(),
+        NSValueTransformerName.keyedUnarchiveFromDataTransformerName.rawValue: NSSecureUnarchiveFromDataTransformer(),
+        NSValueTransformerName.negateBooleanTransformerName.rawValue: BooleanTransformer(negate: true),
+        NSValueTransformerName.isNilTransformerName.rawValue: NilTestTransformer(expectNil: true),
+        NSValueTransformerName.isNotNilTransformerName.rawValue: NilTestTransformer(expectNil: false),
+    ])
+
+    /// Creates a transformer.
+    public init() {}
+
+    /// Registers a transformer under a name (nil removes the registration).
+    open class func setValueTransformer(_ transformer: ValueTransformer?, forName name: NSValueTransformerName) {
+        registry.withLock { $0[name.rawValue] = transformer }
+    }
+
+    /// The names of the registered transformers.
+    open class func valueTransformerNames() -> [NSValueTransformerName] {
+        registry.withLock { $0.keys.sorted().map { NSValueTransformerName(rawValue: $0) } }
+    }
+
+    /// The transformer registered under a name.
+    public static func named(_ name: NSValueTransformerName) -> ValueTransformer? {
+        registry.withLock { $0[name.rawValue] }
+    }
+
+    /// The class of the transformed values.
+    open class func transformedValueClass() -> AnyClass { NSData.self }
+
+    /// Whether `reverseTransformedValue(_:)` is supported.
+    open class func allowsReverseTransformation() -> Bool { true }
+
+    /// Transforms a value.
+    open func transformedValue(_ value: Any?) -> Any? { value }
+
+    /// Transforms a value back.
+    open func reverseTransformedValue(_ value: Any?) -> Any? {
+        precondition(Self.allowsReverseTransformation(), "\(type(of: self)) does not allow reverse transformation.")
+        return transformedValue(value)
+    }
+}
+
+/// The registered transformer for a name, Apple's failable initializer form.
+extension ValueTransformer {
+    /// The transformer registered under a name, if any.
+    public static func forName(_ name: NSValueTransformerName) -> ValueTransformer? { named(name) }
+}
+
+/// Archives values with `NSKeyedArchiver` and unarchives them securely, limited to allowed classes.
+open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Sendable {
+    /// The classes that may appear at the top level of unarchived data; subclasses narrow it.
+    open class var allowedTopLevelClasses: [AnyClass] {
+        [NSArray.self, NSDictionary.self, NSSet.self, NSString.self, NSNumber.self, NSDate.self, NSData.self, NSURL.self, NSUUID.self, NSNull.self]
+    }
+
+    open override class func allowsReverseTransformation() -> Bool { true }
+    open override class func transformedValueClass() -> AnyClass { NSData.self }
+
+    /// Reads an archive back into its value (Apple's direction: stored data → value).
+    open override func transformedValue(_ value: Any?) -> Any? {
+        guard let data = value as? Data else { return nil }
+        return try? NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedTopLevelClasses, from: data)
+    }
+
+    /// Archives a value (Apple's direction: value → stored data).
+    open override func reverseTransformedValue(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        return try? NSKeyedArchiver.archivedData(withRootObject: ArchivingBridge.objectForArchiving(value), requiringSecureCoding: true)
+    }
+}
+
+/// Converts Swift values into the Foundation objects `NSKeyedArchiver` accepts.
+enum ArchivingBridge {
+    static func objectForArchiving(_ value: Any) -> Any {
+        switch value {
+        case let string as String: NSString(string: string)
+        case let array as [Any]: NSArray(array: array.map(objectForArchiving))
+        case let dictionary as [String: Any]: NSDictionary(dictionary: dictionary.mapValues(objectForArchiving))
+        case let set as Set<AnyHashable>: NSSet(array: set.map { objectForArchiving($0.base) })
+        case let date as Date: NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
+        case let data as Data: NSData(data: data)
+        case let url as URL: NSURL(string: url.absoluteString) ?? value
+        case let uuid as UUID: NSUUID(uuidString: uuid.uuidString) ?? value
+        case let bool as Bool: NSNumber(value: bool)
+        case let int as Int: NSNumber(value: int)
+        case let double as Double: NSNumber(value: double)
+        default: value
+        }
+    }
+}
+
+private final class BooleanTransformer: ValueTransformer, @unchecked Sendable {
+    let negate: Bool
+    init(negate: Bool) { self.negate = negate }
+    override class func transformedValueClass() -> AnyClass { NSNumber.self }
+    override func transformedValue(_ value: Any?) -> Any? { ((value as? Bool) ?? false) != negate }
+}
+
+private final class NilTestTransformer: ValueTransformer, @unchecked Sendable {
+    let expectNil: Bool
+    init(expectNil: Bool) { self.expectNil = expectNil }
+    override class func allowsReverseTransformation() -> Bool { false }
+    override class func transformedValueClass() -> AnyClass { NSNumber.self }
+    override func transformedValue(_ value: Any?) -> Any? { (value == nil) == expectNil }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import OrderedCollections
+
+/// A parent context seen by its child as the place fetches come from and saves go to.
+///
+/// Every call runs on the parent's queue (`performAndWait`), so a child on another queue is safe.
+final class ContextAsParent: ParentStore {
+    let context: NSManagedObjectContext
+
+    init(context: NSManagedObjectContext) { self.context = context }
+
+    var managedObjectModel: NSManagedObjectModel {
+        context.persistentStoreCoordinator!.managedObjectModel
+    }
+
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+        try context.performAndWait {
+            let objects = try context.fetch(request.asObjectRequest())
+            return objects.compactMap { ($0 as? NSManagedObject).map { ($0.objectID, Self.row(of: $0)) } }
+        }
+    }
+
+    func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
+        try context.performAndWait { try context.count(for: request) }
+    }
+
+    func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
+        try context.performAndWait {
+            try context.fetch(request).compactMap { ($0 as? NSDictionary) as? [String: Any] }
+        }
+    }
+
+    func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
+        try context.performAndWait {
+            if let object = context.registeredObject(for: objectID) {
+                if object.isDeleted { return nil }
+                if let row = Self.row(of: object) { return row }
+            }
+            return try context.parentStore?.loadRow(objectID)
+        }
+    }
+
+    func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
+        context.performAndWait {
+            context.object(with: objectID).relationshipSet(for: relationship).members.map(\.objectID)
+        }
+    }
+
+    func applyChanges(_ changes: SaveChanges, from child: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        context.performAndWait {
+            for record in changes.inserted { context.adoptInsertedFromChild(record) }
+            for record in changes.inserted + changes.updated { apply(record) }
+            for record in changes.deleted { context.delete(context.object(with: record.objectID)) }
+            context.processPendingChanges()
+        }
+        return [:]
+    }
+
+    private func apply(_ record: SaveRecord) {
+        let object = context.object(with: record.objectID)
+        object.fireFaultIfNeeded()
+        for property in record.entity.frozenProperties where !property.isTransient {
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    guard let ids = record.toMany[relationship.slot] else { continue }
+                    let set = object.relationshipSet(for: relationship)
+                    set.members = OrderedSet(ids.map { context.object(with: $0) })
+                } else {
+                    object.values[relationship.slot] = (record.values[relationship.slot] as? NSManagedObjectID).map { context.object(with: $0) }
+                }
+            } else {
+                object.values[property.slot] = record.values[property.slot]
+            }
+        }
+        context.objectDidChange(object)
+    }
+
+    /// The values of a loaded object as a row (to-one as IDs), or nil for a fault without data.
+    static func row(of object: NSManagedObject) -> StoredRow? {
+        if object.isFault && object.committedValues == nil { return nil }
+        var values = object.values
+        for relationship in object.entity.frozenRelationships {
+            values[relationship.slot] = relationship.isToMany ? nil : object.toOneDestinationID(relationship)
+        }
+        return StoredRow(values: values, version: object.storeVersion)
+    }
+}
+
+extension NSFetchRequest where ResultType == NSFetchRequestResult {
+    /// A copy that returns managed objects.
+    func asObjectRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        let copy = self.copy()
+        copy.resultType = .managedObjectResultType
+        return copy
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Registers, as inserted, an object a child context inserted (keeping its temporary ID).
+    func adoptInsertedFromChild(_ record: SaveRecord) {
+        if registeredObject(for: record.objectID) != nil { return }
+        let object = NSManagedObject.makeFetched(entity: record.entity, objectID: record.objectID, context: self)
+        object.managedObjectContext = nil
+        for relationship in record.entity.frozenRelationships where relationship.isToMany {
+            object.values[relationship.slot] = RelationshipSet(committedIDs: [])
+        }
+        insertAdopted(object)
+    }
+}

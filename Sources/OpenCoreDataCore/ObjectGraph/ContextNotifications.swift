@@ -1,0 +1,59 @@
+import Foundation
+
+/// The userInfo key of the inserted objects in context notifications.
+public let NSInsertedObjectsKey = "inserted"
+/// The userInfo key of the updated objects in context notifications.
+public let NSUpdatedObjectsKey = "updated"
+/// The userInfo key of the deleted objects in context notifications.
+public let NSDeletedObjectsKey = "deleted"
+/// The userInfo key of the refreshed objects in context notifications.
+public let NSRefreshedObjectsKey = "refreshed"
+/// The userInfo key of the invalidated objects in context notifications.
+public let NSInvalidatedObjectsKey = "invalidated"
+/// The userInfo key set when every object was invalidated (after `reset()`).
+public let NSInvalidatedAllObjectsKey = "invalidatedAll"
+/// The userInfo key of the inserted object IDs in object-ID notifications.
+public let NSInsertedObjectIDsKey = "inserted_objectIDs"
+/// The userInfo key of the updated object IDs in object-ID notifications.
+public let NSUpdatedObjectIDsKey = "updated_objectIDs"
+/// The userInfo key of the deleted object IDs in object-ID notifications.
+public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+
+extension Notification.Name {
+    /// Posted by a context when its objects changed, at the end of each event (`processPendingChanges`).
+    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// Posted by a context before it saves.
+    public static let NSManagedObjectContextWillSave = Notification.Name("NSManagingContextWillSaveChangesNotification")
+    /// Posted by a context after a successful save, with the saved objects.
+    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagingContextDidSaveChangesNotification")
+}
+
+extension NSManagedObjectContext {
+    /// Posted after a successful save, with the saved objects (the newer name of `NSManagedObjectContextDidSave`).
+    public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
+    /// Posted when objects changed (the newer name of `NSManagedObjectContextObjectsDidChange`).
+    public static let didChangeObjectsNotification = Notification.Name.NSManagedObjectContextObjectsDidChange
+    /// Posted before a save (the newer name of `NSManagedObjectContextWillSave`).
+    public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
+    /// Posted after a successful save, with the saved object IDs.
+    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    /// Posted after changes were merged into the context, with their object IDs.
+    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+
+    /// The keys of context notifications' userInfo.
+    public enum NotificationKey: String, Sendable {
+        case sourceContext = "managedObjectContext"
+        case queryGeneration = "queryGeneration"
+        case invalidatedAllObjects = "invalidatedAll"
+        case insertedObjects = "inserted"
+        case updatedObjects = "updated"
+        case deletedObjects = "deleted"
+        case refreshedObjects = "refreshed"
+        case invalidatedObjects = "invalidated"
+        case insertedObjectIDs = "inserted_objectIDs"
+        case updatedObjectIDs = "updated_objectIDs"
+        case deletedObjectIDs = "deleted_objectIDs"
+        case refreshedObjectIDs = "refreshed_objectIDs"
+        case invalidatedObjectIDs = "invalidated_objectIDs"
+    }
+}

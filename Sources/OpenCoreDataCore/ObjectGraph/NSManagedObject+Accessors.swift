@@ -1,0 +1,183 @@
+import Foundation
+import OrderedCollections
+
+/// The storage accessors behind `@Managed` properties and helper functions.
+extension NSManagedObject {
+    /// Reads a property for a `@Managed` getter, converting to the declared type.
+    ///
+    /// A nil value read into a non-optional scalar (`Int32`, `Bool`, …) reads as zero, as Core Data
+    /// does for scalar properties.
+    @inline(__always)
+    public final func _managedValue<T>(forKey key: String) -> T {
+        let property = property(forKey: key)
+        fireFaultIfNeeded()
+        if property is NSAttributeDescription, let value = values[property.slot] as? T { return value }
+        return ManagedValueConversion.convert(currentValue(of: property), to: T.self, key: key, entity: entity)
+    }
+
+    /// Writes a property for a `@Managed` setter.
+    @inline(__always)
+    public final func _setManagedValue<T>(_ newValue: T, forKey key: String) {
+        setValue(ManagedValueConversion.flatten(newValue), forKey: key)
+    }
+
+    /// An editor for a to-many relationship, used by `@Managed` helper functions.
+    public final func _managedRelationship(_ key: String) -> ManagedRelationshipEditor {
+        guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
+            preconditionFailure("\(key) is not a to-many relationship of \(entity.name ?? "?"), so it has no add/remove helpers.")
+        }
+        return ManagedRelationshipEditor(owner: self, relationship: relationship)
+    }
+}
+
+/// Adds, removes and reorders the objects of one to-many relationship.
+public struct ManagedRelationshipEditor {
+    let owner: NSManagedObject
+    let relationship: NSRelationshipDescription
+
+    /// Adds an object, or every object of a set, ordered set or array.
+    public func add(_ value: Any) {
+        owner.modifyToMany(relationship, adding: NSManagedObject.managedObjects(in: Self.objects(value)), removing: [])
+    }
+
+    /// Removes an object, or every object of a set, ordered set or array.
+    public func remove(_ value: Any) {
+        owner.modifyToMany(relationship, adding: [], removing: NSManagedObject.managedObjects(in: Self.objects(value)))
+    }
+
+    /// Inserts an object (or the objects of an array/ordered set) at an index of an ordered relationship.
+    public func insert(_ value: Any, at index: Int) {
+        var members = owner.relationshipSet(for: relationship).members
+        var position = Swift.min(index, members.count)
+        for object in NSManagedObject.managedObjects(in: Self.objects(value)) {
+            if let existing = members.firstIndex(of: object) {
+                members.remove(at: existing)
+                if existing < position { position -= 1 }
+            }
+            members.insert(object, at: position)
+            position += 1
+        }
+        owner.setToMany(relationship, to: members)
+    }
+
+    /// Inserts objects at indexes of an ordered relationship.
+    public func insert(_ values: [Any], at indexes: IndexSet) {
+        for (value, index) in zip(values, indexes) { insert(value, at: index) }
+    }
+
+    /// Removes the object at an index of an ordered relationship.
+    public func remove(at index: Int) {
+        var members = owner.relationshipSet(for: relationship).members
+        members.remove(at: index)
+        owner.setToMany(relationship, to: members)
+    }
+
+    /// Removes the objects at indexes of an ordered relationship.
+    public func remove(at indexes: IndexSet) {
+        var members = owner.relationshipSet(for: relationship).members
+        for index in indexes.reversed() { members.remove(at: index) }
+        owner.setToMany(relationship, to: members)
+    }
+
+    /// Replaces the object at an index of an ordered relationship.
+    public func replace(at index: Int, with value: Any) {
+        var members = owner.relationshipSet(for: relationship).members
+        let replacement = NSManagedMutableSet.managed(value)
+        members.remove(at: index)
+        members.remove(replacement)
+        members.insert(replacement, at: Swift.min(index, members.count))
+        owner.setToMany(relationship, to: members)
+    }
+
+    private static func objects(_ value: Any) -> Any {
+        value is NSManagedObject ? [value] : value
+    }
+}
+
+/// A value type `@Managed` properties can be declared with, converting from stored values.
+public protocol ManagedValueConvertible {
+    /// Converts a stored value (nil for none) into this type, or nil when it can't.
+    static func fromManagedValue(_ value: Any?) -> Self?
+}
+
+extension Optional: ManagedValueConvertible where Wrapped: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Self? {
+        guard let value else { return .some(nil) }
+        return Wrapped.fromManagedValue(value).map { .some($0) }
+    }
+}
+
+extension Int: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Int? { value.flatMap(AttributeValueCoding.exactInteger).flatMap { Int(exactly: $0) } ?? (value == nil ? 0 : nil) }
+}
+extension Int16: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Int16? { value.flatMap(AttributeValueCoding.exactInteger).flatMap { Int16(exactly: $0) } ?? (value == nil ? 0 : nil) }
+}
+extension Int32: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Int32? { value.flatMap(AttributeValueCoding.exactInteger).flatMap { Int32(exactly: $0) } ?? (value == nil ? 0 : nil) }
+}
+extension Int64: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Int64? { value.flatMap(AttributeValueCoding.exactInteger) ?? (value == nil ? 0 : nil) }
+}
+extension Double: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Double? { value.flatMap(AttributeValueCoding.numericValue) ?? (value == nil ? 0 : nil) }
+}
+extension Float: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Float? { value.flatMap(AttributeValueCoding.numericValue).map { Float($0) } ?? (value == nil ? 0 : nil) }
+}
+extension Bool: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Bool? {
+        if let bool = value as? Bool { return bool }
+        return value.flatMap(AttributeValueCoding.exactInteger).map { $0 != 0 } ?? (value == nil ? false : nil)
+    }
+}
+extension Decimal: ManagedValueConvertible {
+    public static func fromManagedValue(_ value: Any?) -> Decimal? {
+        if let decimal = value as? Decimal { return decimal }
+        return value.flatMap(AttributeValueCoding.numericValue).map { Decimal($0) } ?? (value == nil ? 0 : nil)
+    }
+}
+
+/// Conversions between stored values and the types `@Managed` properties declare.
+enum ManagedValueConversion {
+    static func convert<T>(_ value: Any?, to _: T.Type, key: String, entity: NSEntityDescription) -> T {
+        if let value, let typed = value as? T { return typed }
+        if let convertible = T.self as? ManagedValueConvertible.Type, let converted = convertible.fromManagedValue(value) as? T {
+            return converted
+        }
+        if value == nil, let nilType = T.self as? any ExpressibleByNilLiteral.Type, let none = makeNil(nilType) as? T {
+            return none
+        }
+        if let set = value as? Set<NSManagedObject> {
+            if let converted = NSSet(array: Array(set)) as? T { return converted }
+            if let converted = Array(set) as? T { return converted }
+        }
+        if let ordered = value as? NSOrderedSet {
+            if let converted = ordered.array as? T { return converted }
+            if let converted = Set(ordered.array.compactMap { $0 as? NSManagedObject }) as? T { return converted }
+        }
+        preconditionFailure("@Managed property \(entity.name ?? "?").\(key) is declared as \(T.self) but holds \(value.map { "\(type(of: $0))" } ?? "nil"); declare it with the attribute's type.")
+    }
+
+    private static func makeNil<N: ExpressibleByNilLiteral>(_ type: N.Type) -> N { N(nilLiteral: ()) }
+
+    /// Unwraps nested optionals so `setValue` sees nil or the value itself.
+    static func flatten<T>(_ value: T) -> Any? {
+        if let optional = value as? OptionalFlattening { return optional.flattened }
+        return value
+    }
+}
+
+/// Lets `flatten` see through `Optional` of any depth.
+protocol OptionalFlattening {
+    var flattened: Any? { get }
+}
+
+extension Optional: OptionalFlattening {
+    var flattened: Any? {
+        switch self {
+        case .none: nil
+        case .some(let wrapped): (wrapped as? OptionalFlattening)?.flattened ?? wrapped
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import OrderedCollections
+
+/// Relationship storage and inverse maintenance.
+///
+/// Invariant after every public mutation: if A's relationship R contains B (or points to B), then
+/// B's inverse of R contains (or points to) A, for every loaded side.
+extension NSManagedObject {
+    /// The destination of a to-one relationship, resolving a stored object ID into an object.
+    final func toOneDestination(_ relationship: NSRelationshipDescription) -> NSManagedObject? {
+        switch values[relationship.slot] {
+        case let object as NSManagedObject:
+            return object
+        case let id as NSManagedObjectID:
+            guard let context = managedObjectContext else { return nil }
+            let object = context.object(with: id)
+            values[relationship.slot] = object
+            return object
+        default:
+            return nil
+        }
+    }
+
+    /// The destination's ID of a to-one relationship, without resolving it.
+    final func toOneDestinationID(_ relationship: NSRelationshipDescription) -> NSManagedObjectID? {
+        switch values[relationship.slot] {
+        case let object as NSManagedObject: object.objectID
+        case let id as NSManagedObjectID: id
+        default: nil
+        }
+    }
+
+    /// The loaded contents of a to-many relationship, loading them from the store if needed.
+    final func relationshipSet(for relationship: NSRelationshipDescription) -> RelationshipSet {
+        fireFaultIfNeeded()
+        if let set = values[relationship.slot] as? RelationshipSet { return set }
+        var members: OrderedSet<NSManagedObject> = []
+        var ids: [NSManagedObjectID] = []
+        if let context = managedObjectContext, !objectID.isTemporaryID {
+            ids = context.loadToManyIDs(of: objectID, relationship: relationship)
+            members = OrderedSet(ids.map { context.object(with: $0) })
+            // Objects of this context that now point here but whose change is not saved yet.
+            if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                for candidate in context.changedObjects(of: relationship.destinationEntity) {
+                    let pointsHere = candidate.values.indices.contains(inverse.slot) && candidate.toOneDestinationID(inverse) == objectID
+                    if pointsHere && !candidate.deletedFlag { members.append(candidate) } else if members.contains(candidate) && !candidate.faultFlag && !pointsHere { members.remove(candidate) }
+                }
+            }
+        }
+        let set = RelationshipSet(members: members, committedIDs: ids)
+        values[relationship.slot] = set
+        return set
+    }
+
+    /// Points a to-one relationship at an object (or nil), updating inverses.
+    final func setToOne(_ relationship: NSRelationshipDescription, to newValue: NSManagedObject?) {
+        let old = toOneDestination(relationship)
+        if old === newValue { return }
+        willChangeValue(forKey: relationship.name)
+        values[relationship.slot] = newValue
+        didChangeValue(forKey: relationship.name)
+        guard let inverse = relationship.inverseRelationship else { return }
+        if let old { old.inverseRemove(self, via: inverse) }
+        if let newValue { newValue.inverseAdd(self, via: inverse) }
+    }
+
+    /// Replaces the contents of a to-many relationship, updating inverses.
+    final func setToMany(_ relationship: NSRelationshipDescription, to newMembers: OrderedSet<NSManagedObject>) {
+        let set = relationshipSet(for: relationship)
+        let old = set.members
+        let removed = old.filter { !newMembers.contains($0) }
+        let added = newMembers.filter { !old.contains($0) }
+        if old == newMembers { return }
+        willChangeValue(forKey: relationship.name)
+        set.members = newMembers
+        didChangeValue(forKey: relationship.name)
+        guard let inverse = relationship.inverseRelationship else { return }
+        for object in removed { object.inverseRemove(self, via: inverse) }
+        for object in added { object.inverseAdd(self, via: inverse) }
+    }
+
+    /// Adds and removes objects of a to-many relationship, keeping the order of the others.
+    final func modifyToMany(_ relationship: NSRelationshipDescription, adding: [NSManagedObject], removing: [NSManagedObject]) {
+        var members = relationshipSet(for: relationship).members
+        for object in removing { members.remove(object) }
+        for object in adding { members.append(object) }
+        setToMany(relationship, to: members)
+    }
+
+    /// Records on this object (the destination) that `source` now points to it through `inverse`'s inverse.
+    private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
+        fireFaultIfNeeded()
+        if inverse.isToMany {
+            let set = relationshipSet(for: inverse)
+            guard !set.members.contains(source) else { return }
+            set.members.append(source)
+            managedObjectContext?.objectDidChange(self)
+        } else {
+            let previous = toOneDestination(inverse)
+            if previous === source { return }
+            values[inverse.slot] = source
+            managedObjectContext?.objectDidChange(self)
+            // A one-to-one steal: the previous partner loses its link to this object.
+            if let previous, let back = inverse.inverseRelationship {
+                previous.inverseRemove(self, via: back)
+            }
+        }
+    }
+
+    /// Records on this object that `source` no longer points to it.
+    private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
+        fireFaultIfNeeded()
+        if inverse.isToMany {
+            let set = relationshipSet(for: inverse)
+            guard set.members.remove(source) != nil else { return }
+            managedObjectContext?.objectDidChange(self)
+        } else {
+            guard toOneDestinationID(inverse) == source.objectID || toOneDestination(inverse) === source else { return }
+            values[inverse.slot] = nil
+            managedObjectContext?.objectDidChange(self)
+        }
+    }
+}
+
+/// Reads dotted key paths on objects, dictionaries and collections.
+enum KeyPathReader {
+    static func value(of root: Any?, atKeyPath keyPath: String) -> Any? {
+        var current: Any? = root
+        for component in keyPath.split(separator: ".") {
+            current = value(of: current, forKey: String(component))
+            if current == nil { return nil }
+        }
+        return current
+    }
+
+    static func value(of object: Any?, forKey key: String) -> Any? {
+        switch object {
+        case nil: return nil
+        case let managed as NSManagedObject:
+            if key == "self" || key == "SELF" { return managed }
+            if managed.entity.frozenPropertiesByName[key] == nil {
+                if key == "objectID" { return managed.objectID }
+                if key == "entity" { return managed.entity }
+                return nil
+            }
+            return managed.value(forKey: key)
+        case let readable as KeyValueCodingReadable: return readable.value(forKey: key)
+        case let dictionary as [String: Any]: return dictionary[key]
+        case let dictionary as NSDictionary: return dictionary[key]
+        case let set as Set<NSManagedObject>: return set.compactMap { value(of: $0, forKey: key) }
+        case let ordered as NSOrderedSet: return ordered.array.compactMap { value(of: $0, forKey: key) }
+        case let array as [Any]: return array.compactMap { value(of: $0, forKey: key) }
+        default: return nil
+        }
+    }
+}
+
+/// Equality of stored values across Swift types, used for change detection.
+enum ValueEquality {
+    static func equal(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case let (a as NSManagedObject, b as NSManagedObject): return a === b
+        case let (a as NSManagedObjectID, b as NSManagedObjectID): return a == b
+        case let (a as AnyHashable, b as AnyHashable): return a == b
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,411 @@
+import Foundation
+import OrderedCollections
+
+/// An object of the object graph: an instance of an entity, living in one context.
+///
+/// Values live in slots, one per property of the entity (see `NSEntityDescription`):
+/// - attributes hold their canonical Swift value (see `AttributeValueCoding`);
+/// - to-one relationships hold the destination object, or its `NSManagedObjectID` until first read;
+/// - to-many relationships hold a `RelationshipSet` once loaded, nil before.
+/// `committedValues` is the last state read from or written to the parent store; an inserted object
+/// has none. Reading a property of a fault loads its values first.
+open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadable {
+    /// The object's entity.
+    public let entity: NSEntityDescription
+    /// The object's identity; temporary until the object is saved.
+    public internal(set) var objectID: NSManagedObjectID
+    /// The context the object lives in; nil once it has been removed from it.
+    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+
+    /// The current values by slot (empty while a fault without data).
+    var values: ContiguousArray<Any?>
+    /// The values last read from or written to the store, by slot.
+    var committedValues: ContiguousArray<Any?>?
+    /// Whether the values have not been materialized for the user yet.
+    var faultFlag: Bool = false
+    /// Set by the context: the object is inserted, updated or deleted and not yet saved.
+    var insertedFlag = false
+    var updatedFlag = false
+    var deletedFlag = false
+    /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
+    var storeVersion: Int64 = 0
+
+    /// Creates an object of an entity and inserts it into a context (nil: not inserted).
+    public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        if let model = entity.managedObjectModel, !model.isFrozen { model.freeze() }
+        self.entity = entity
+        self.objectID = NSManagedObjectID(temporaryFor: entity)
+        self.values = ContiguousArray(repeating: nil, count: entity.frozenProperties.count)
+        super.init()
+        if let context {
+            applyDefaultValues()
+            context.insert(self)
+        }
+    }
+
+    /// Creates an object of the class's entity in a context, as `Team(context:)` in Core Data.
+    public convenience init(context: NSManagedObjectContext) {
+        guard let entity = Self.entity(in: context) else {
+            preconditionFailure("No entity in the context's model is represented by class \(Self.self); set the entity's representedClassName or use init(entity:insertInto:).")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// Creates a registered object for a row that is already in the store.
+    static func makeFetched(entity: NSEntityDescription, objectID: NSManagedObjectID, context: NSManagedObjectContext) -> NSManagedObject {
+        let type = entity.instantiableClass
+        let object = type.init(entity: entity, insertInto: nil)
+        object.objectID = objectID
+        object.managedObjectContext = context
+        return object
+    }
+
+    func applyDefaultValues() {
+        for attribute in entity.frozenAttributes {
+            if let value = attribute.defaultValue { values[attribute.slot] = value }
+        }
+        for relationship in entity.frozenRelationships where relationship.isToMany {
+            values[relationship.slot] = RelationshipSet(committedIDs: [])
+        }
+    }
+
+    // MARK: Entity lookup
+
+    /// The entity this class represents in the models in use.
+    open class func entity() -> NSEntityDescription {
+        guard let entity = EntityClassRegistry.entity(for: self) else {
+            preconditionFailure("No loaded model has an entity whose class is \(self). Load the model (NSPersistentContainer) first.")
+        }
+        return entity
+    }
+
+    static func entity(in context: NSManagedObjectContext) -> NSEntityDescription? {
+        guard let model = context.persistentStoreCoordinator?.managedObjectModel else { return nil }
+        return EntityClassRegistry.entity(for: self, in: model)
+    }
+
+    /// A fetch request for the class's entity.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        EntityClassRegistry.register(self)
+        return NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
+    }
+
+    // MARK: State
+
+    /// Whether the object is a fault: its values are not loaded yet.
+    public var isFault: Bool { faultFlag }
+    /// Whether the object has been inserted and not yet saved.
+    public var isInserted: Bool { insertedFlag }
+    /// Whether the object has unsaved changes.
+    public var isUpdated: Bool { updatedFlag }
+    /// Whether the object will be deleted at the next save.
+    public var isDeleted: Bool { deletedFlag }
+    /// Whether the object was inserted, updated or deleted since the last save.
+    public var hasChanges: Bool { insertedFlag || updatedFlag || deletedFlag }
+    /// Whether any persistent property differs from its committed value.
+    public var hasPersistentChangedValues: Bool { !changedValues().isEmpty }
+    /// Core Data's faulting state: 0 when the object is fully realized.
+    public var faultingState: Int { faultFlag ? 1 : 0 }
+
+    // MARK: Faulting
+
+    /// Loads the object's values if it is a fault, and calls `awakeFromFetch()` the first time.
+    @inline(__always)
+    final func fireFaultIfNeeded() {
+        if faultFlag { fireFault() }
+    }
+
+    private func fireFault() {
+        faultFlag = false
+        if committedValues == nil, !insertedFlag {
+            guard let context = managedObjectContext else {
+                preconditionFailure("The fault for \(objectID) can't be fulfilled: the object is no longer in a context.")
+            }
+            guard let row = context.loadRowForFault(objectID) else {
+                preconditionFailure("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
+            }
+            committedValues = row.values
+            values = row.values
+            storeVersion = row.version
+        }
+        awakeFromFetch()
+    }
+
+    /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
+    func turnIntoFault() {
+        willTurnIntoFault()
+        values = ContiguousArray(repeating: nil, count: values.count)
+        committedValues = nil
+        faultFlag = true
+        didTurnIntoFault()
+    }
+
+    // MARK: Key-value coding
+
+    @inline(__always)
+    final func property(forKey key: String) -> NSPropertyDescription {
+        guard let property = entity.frozenPropertiesByName[key] else {
+            preconditionFailure("[<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
+        }
+        return property
+    }
+
+    /// The value of a property, firing the fault if needed.
+    ///
+    /// Attributes return their Swift type (`Int32` for Integer 32, …); to-one relationships the
+    /// destination object; to-many relationships a `Set<NSManagedObject>` (an `NSOrderedSet` when
+    /// ordered). An unknown key traps, as Core Data raises.
+    open func value(forKey key: String) -> Any? {
+        let property = property(forKey: key)
+        fireFaultIfNeeded()
+        return currentValue(of: property)
+    }
+
+    @inline(__always)
+    final func currentValue(of property: NSPropertyDescription) -> Any? {
+        let stored = values[property.slot]
+        if property is NSAttributeDescription { return stored }
+        guard let relationship = property as? NSRelationshipDescription else { return stored }
+        if relationship.isToMany {
+            let members = relationshipSet(for: relationship).members
+            if relationship.isOrdered { return NSOrderedSet(array: Array(members)) }
+            return Set(members)
+        }
+        return toOneDestination(relationship)
+    }
+
+    /// Sets the value of a property, recording the change and keeping inverse relationships consistent.
+    open func setValue(_ value: Any?, forKey key: String) {
+        let property = property(forKey: key)
+        fireFaultIfNeeded()
+        if let attribute = property as? NSAttributeDescription {
+            let normalized = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+            willChangeValue(forKey: key)
+            values[attribute.slot] = normalized
+            didChangeValue(forKey: key)
+        } else if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                setToMany(relationship, to: OrderedSet(Self.managedObjects(in: value)))
+            } else {
+                guard value == nil || value is NSManagedObject else {
+                    preconditionFailure("The to-one relationship \(key) of \(entity.name ?? "?") takes a managed object; got \(type(of: value!)).")
+                }
+                setToOne(relationship, to: value as? NSManagedObject)
+            }
+        } else {
+            values[property.slot] = value
+        }
+    }
+
+    /// The value at a dotted key path, following to-one relationships (and collecting through to-many ones).
+    open func value(forKeyPath keyPath: String) -> Any? {
+        KeyPathReader.value(of: self, atKeyPath: keyPath)
+    }
+
+    /// Sets the value at a dotted key path; every step before the last must be a to-one relationship.
+    open func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        var components = keyPath.split(separator: ".").map(String.init)
+        let last = components.removeLast()
+        var target: NSManagedObject = self
+        for component in components {
+            guard let next = target.value(forKey: component) as? NSManagedObject else { return }
+            target = next
+        }
+        target.setValue(value, forKey: last)
+    }
+
+    /// The stored value of a property without firing change notifications or maintaining inverses.
+    open func primitiveValue(forKey key: String) -> Any? {
+        let property = property(forKey: key)
+        fireFaultIfNeeded()
+        return currentValue(of: property)
+    }
+
+    /// Sets the stored value of a property without notifications or inverse maintenance.
+    open func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        let property = property(forKey: key)
+        fireFaultIfNeeded()
+        if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+            relationshipSet(for: relationship).members = OrderedSet(Self.managedObjects(in: value))
+        } else if let attribute = property as? NSAttributeDescription {
+            values[property.slot] = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+        } else {
+            values[property.slot] = value
+        }
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    /// A live, writable set for a to-many relationship.
+    open func mutableSetValue(forKey key: String) -> NSManagedMutableSet {
+        guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
+            preconditionFailure("mutableSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
+        }
+        return NSManagedMutableSet(owner: self, relationship: relationship)
+    }
+
+    /// A live, writable ordered set for an ordered to-many relationship.
+    open func mutableOrderedSetValue(forKey key: String) -> NSManagedMutableOrderedSet {
+        guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
+            preconditionFailure("mutableOrderedSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
+        }
+        return NSManagedMutableOrderedSet(owner: self, relationship: relationship)
+    }
+
+    /// Values for several keys.
+    open func dictionaryWithValues(forKeys keys: [String]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for key in keys { result[key] = value(forKey: key) ?? NSNull() }
+        return result
+    }
+
+    // MARK: Change notifications (hooks for subclasses)
+
+    /// Called before a property is read through an accessor.
+    open func willAccessValue(forKey key: String?) { fireFaultIfNeeded() }
+    /// Called after a property is read through an accessor.
+    open func didAccessValue(forKey key: String?) {}
+    /// Called before a property changes.
+    open func willChangeValue(forKey key: String) {}
+    /// Called after a property changed; records the change with the context.
+    open func didChangeValue(forKey key: String) { managedObjectContext?.objectDidChange(self) }
+
+    // MARK: Changes
+
+    /// The persistent properties whose values differ from the committed ones, by name.
+    open func changedValues() -> [String: Any] {
+        guard !faultFlag else { return [:] }
+        var changes: [String: Any] = [:]
+        for property in entity.frozenProperties where !property.isTransient {
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    guard let set = values[relationship.slot] as? RelationshipSet else { continue }
+                    let current = set.members.map(\.objectID)
+                    if let committed = set.committedIDs, committed == current { continue }
+                    if set.committedIDs == nil { continue }
+                    changes[property.name] = currentValue(of: property) ?? NSNull()
+                } else {
+                    let current = toOneDestinationID(relationship)
+                    let committed = committedValues?[relationship.slot] as? NSManagedObjectID
+                    if current != committed || (committedValues == nil && current != nil) {
+                        changes[property.name] = toOneDestination(relationship) ?? NSNull()
+                    }
+                }
+            } else {
+                let current = values[property.slot]
+                let committed = committedValues?[property.slot] ?? nil
+                if committedValues == nil {
+                    if current != nil { changes[property.name] = current! }
+                } else if !ValueEquality.equal(current, committed) {
+                    changes[property.name] = current ?? NSNull()
+                }
+            }
+        }
+        return changes
+    }
+
+    /// The changes since the last `processPendingChanges` (here: since the last save).
+    open func changedValuesForCurrentEvent() -> [String: Any] { changedValues() }
+
+    /// The committed values of some keys (all persistent properties for nil).
+    open func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        var result: [String: Any] = [:]
+        let properties = keys.map { $0.map { property(forKey: $0) } } ?? entity.frozenProperties.filter { !$0.isTransient }
+        for property in properties {
+            guard let committedValues, let committed = committedValues[property.slot] else { continue }
+            if let id = committed as? NSManagedObjectID {
+                result[property.name] = managedObjectContext?.object(with: id) ?? id
+            } else {
+                result[property.name] = committed
+            }
+        }
+        return result
+    }
+
+    /// The object IDs of a relationship's destinations, without firing their faults.
+    open func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
+        guard let relationship = property(forKey: key) as? NSRelationshipDescription else { return [] }
+        fireFaultIfNeeded()
+        if relationship.isToMany { return relationshipSet(for: relationship).members.map(\.objectID) }
+        return toOneDestinationID(relationship).map { [$0] } ?? []
+    }
+
+    /// Whether a relationship's destinations are not loaded yet.
+    open func hasFault(forRelationshipNamed key: String) -> Bool {
+        guard let relationship = property(forKey: key) as? NSRelationshipDescription else { return false }
+        if faultFlag { return true }
+        if relationship.isToMany { return !(values[relationship.slot] is RelationshipSet) }
+        return values[relationship.slot] is NSManagedObjectID
+    }
+
+    // MARK: Lifecycle hooks
+
+    /// Called once when the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called when a fetched object's values are first loaded.
+    open func awakeFromFetch() {}
+    /// Called before the object is saved.
+    open func willSave() {}
+    /// Called after the object is saved.
+    open func didSave() {}
+    /// Called when the object is marked for deletion, before delete rules apply.
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+
+    // MARK: Validation
+
+    /// Validates one value for a key; throws a Core Data validation error when it is not acceptable.
+    ///
+    /// Apple's signature takes an `AutoreleasingUnsafeMutablePointer`, which exists only with
+    /// Objective-C; here the value is passed `inout` (a validator may replace it).
+    open func validateValue(_ value: inout Any?, forKey key: String) throws {
+        try ObjectValidation.validate(value: value, of: property(forKey: key), in: self)
+    }
+
+    /// Validates the object before it is inserted by a save.
+    open func validateForInsert() throws { try ObjectValidation.validateProperties(of: self) }
+    /// Validates the object before its changes are saved.
+    open func validateForUpdate() throws { try ObjectValidation.validateProperties(of: self) }
+    /// Validates that the object may be deleted (Deny delete rules).
+    open func validateForDelete() throws { try ObjectValidation.validateDelete(of: self) }
+
+    // MARK: NSObject
+
+    open override var description: String {
+        let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { "\($0.name) = \(values[$0.slot].map { "\($0)" } ?? "nil")" }.joined(separator: "; ") + " }"
+        return "<\(type(of: self)): \(objectID.uriRepresentation().absoluteString)> (entity: \(entity.name ?? "?"); data: \(state))"
+    }
+
+    // MARK: Helpers
+
+    static func managedObjects(in value: Any?) -> [NSManagedObject] {
+        switch value {
+        case nil: []
+        case let set as Set<NSManagedObject>: Array(set)
+        case let array as [NSManagedObject]: array
+        case let ordered as OrderedSet<NSManagedObject>: Array(ordered)
+        case let ordered as NSOrderedSet: ordered.array.map(NSManagedMutableSet.managed)
+        case let set as NSSet: set.allObjects.map(NSManagedMutableSet.managed)
+        case let array as [Any]: array.map(NSManagedMutableSet.managed)
+        case let sequence as any Sequence: sequence.map(NSManagedMutableSet.managed)
+        default: preconditionFailure("A to-many relationship takes a set, ordered set or array of managed objects; got \(type(of: value!)).")
+        }
+    }
+}
+
+extension NSEntityDescription {
+    /// The class to instantiate for this entity's objects.
+    var instantiableClass: NSManagedObject.Type {
+        if let resolved = resolvedClass { return resolved }
+        let resolved = EntityClassRegistry.resolveClass(for: self)
+        resolvedClass = resolved
+        return resolved
+    }
+
+    /// Creates a new object of this entity inserted into a context.
+    func instantiate(insertInto context: NSManagedObjectContext) -> NSManagedObject {
+        instantiableClass.init(entity: self, insertInto: context)
+    }
+}

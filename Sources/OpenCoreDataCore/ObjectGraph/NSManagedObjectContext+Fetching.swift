@@ -1,0 +1,114 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Runs a fetch request and returns its results, reflecting unsaved changes when
+    /// `includesPendingChanges` is true (inserted objects that match, deleted objects left out,
+    /// updated objects judged by their current values).
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        let parent = try requireParentStore()
+        let erased = request.erased
+        let entity = try erased.resolvedEntity(in: parent.managedObjectModel)
+        if let managedType = T.self as? NSManagedObject.Type { EntityClassRegistry.register(managedType) }
+        try FetchValidation.validate(erased, entity: entity)
+
+        let results: [Any]
+        switch erased.resultType {
+        case .countResultType:
+            results = [NSNumber(value: try count(for: erased))]
+        case .dictionaryResultType:
+            results = try parent.fetchDictionaries(erased, entity: entity).map { NSDictionary(dictionary: $0) }
+        default:
+            let objects = try fetchObjects(erased, entity: entity, parent: parent)
+            results = erased.resultType == .managedObjectIDResultType ? objects.map(\.objectID) : objects
+        }
+        return try results.map { result in
+            guard let typed = result as? T else {
+                throw CoreDataError.make(.coreData, "A fetch result of type \(type(of: result)) can't be returned as \(T.self); check the entity's representedClassName and the request's resultType.")
+            }
+            return typed
+        }
+    }
+
+    /// The number of objects a request would return.
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        let parent = try requireParentStore()
+        let erased = request.erased
+        let entity = try erased.resolvedEntity(in: parent.managedObjectModel)
+        try FetchValidation.validate(erased, entity: entity)
+        if erased.includesPendingChanges && hasPendingChanges(affecting: entity) {
+            let copy = erased.copy()
+            copy.resultType = .managedObjectIDResultType
+            return try fetchObjects(copy, entity: entity, parent: parent).count
+        }
+        return try parent.countRows(erased, entity: entity)
+    }
+
+    func requireParentStore() throws -> ParentStore {
+        guard let parentStore else {
+            throw CoreDataError.make(.coreData, "The context has neither a persistent store coordinator nor a parent context.")
+        }
+        return parentStore
+    }
+
+    private func hasPendingChanges(affecting entity: NSEntityDescription) -> Bool {
+        insertedObjects.contains { $0.entity.isKindOf(entity: entity) }
+            || updatedObjects.contains { $0.entity.isKindOf(entity: entity) }
+            || deletedObjects.contains { $0.entity.isKindOf(entity: entity) }
+    }
+
+    private func fetchObjects(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription, parent: ParentStore) throws -> [NSManagedObject] {
+        let merging = request.includesPendingChanges && hasPendingChanges(affecting: entity)
+        var storeRequest = request
+        if merging && (request.fetchLimit > 0 || request.fetchOffset > 0) {
+            storeRequest = request.copy()
+            storeRequest.fetchLimit = 0
+            storeRequest.fetchOffset = 0
+        }
+        let rows = try parent.fetchRows(storeRequest, entity: entity)
+        let asFault = request.returnsObjectsAsFaults && request.resultType == .managedObjectResultType
+        var objects = rows.map { registerFetched($0.0, row: $0.1, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
+        guard merging else { return objects }
+
+        // Reflect unsaved changes: drop deleted objects, re-judge changed ones in memory.
+        let matchesEntity: (NSManagedObject) -> Bool = { object in
+            request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity
+        }
+        var present = Set(objects.map { ObjectIdentifier($0) })
+        objects.removeAll { object in
+            let drop = object.isDeleted || (object.hasChanges && !(request.predicate?.evaluate(with: object) ?? true))
+            if drop { present.remove(ObjectIdentifier(object)) }
+            return drop
+        }
+        for object in insertedObjects.union(updatedObjects) where matchesEntity(object) && !present.contains(ObjectIdentifier(object)) {
+            if request.predicate?.evaluate(with: object) ?? true {
+                objects.append(object)
+                present.insert(ObjectIdentifier(object))
+            }
+        }
+        if let sortDescriptors = request.sortDescriptors, !sortDescriptors.isEmpty {
+            objects.sort { lhs, rhs in
+                for descriptor in sortDescriptors {
+                    let order = descriptor.compare(lhs, to: rhs)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
+        }
+        if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        return objects
+    }
+}
+
+/// Checks a fetch request against the model before it runs, so bad input is a thrown error.
+enum FetchValidation {
+    static func validate(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws {
+        if let predicate = request.predicate {
+            try PredicateValidation.validate(predicate, for: entity)
+        }
+        for descriptor in request.sortDescriptors ?? [] {
+            guard let key = descriptor.key else { continue }
+            try PredicateValidation.validateKeyPath(key, from: entity, allowToMany: false)
+        }
+    }
+}

@@ -1,0 +1,724 @@
+import Foundation
+import OrderedCollections
+
+/// A scratch pad of managed objects: it fetches them, tracks their changes and saves them to its
+/// parent (a persistent store coordinator or another context) all at once.
+///
+/// A context is not thread-safe: use it on its queue, through `perform` and `performAndWait`
+/// (a main-queue context may also be used directly on the main thread).
+open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    /// How a context synchronizes its work.
+    public enum ConcurrencyType: UInt, Sendable {
+        /// Deprecated by Apple: the context is used from the thread that created it.
+        case confinementConcurrencyType = 0
+        /// The context owns a private serial queue.
+        case privateQueueConcurrencyType = 1
+        /// The context works on the main queue.
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// When an asynchronous `perform` runs its block.
+    public enum ScheduledTaskType: Sendable {
+        /// As soon as possible.
+        case immediate
+        /// After the work already enqueued.
+        case enqueued
+    }
+
+    /// How the context synchronizes.
+    public let concurrencyType: ConcurrencyType
+    /// A name shown in logs and recorded in persistent history.
+    public var name: String?
+    /// The author recorded in persistent history for this context's saves.
+    public var transactionAuthor: String?
+    /// Whether the context merges changes saved by its parent (or by sibling contexts of the coordinator) automatically.
+    public var automaticallyMergesChangesFromParent: Bool = false {
+        didSet { persistentStoreCoordinatorRoot?.updateAutomaticMerging(for: self) }
+    }
+    /// How save conflicts are resolved.
+    public var mergePolicy: Any = NSMergePolicy.error
+    /// How long fetched values stay fresh before a refetch refreshes them (kept for API compatibility).
+    public var stalenessInterval: TimeInterval = -1
+    /// Whether faults for deleted objects fulfil as empty instead of failing (kept for API compatibility).
+    public var shouldDeleteInaccessibleFaults: Bool = true
+    /// Whether the context keeps strong references to all registered objects (it always does here).
+    public var retainsRegisteredObjects: Bool = true
+    /// Whether pending changes are processed at the end of each event (always, here).
+    public var propagatesDeletesAtEndOfEvent: Bool = true
+
+    private var coordinatorStorage: NSPersistentStoreCoordinator?
+    /// The parent context, for a child context.
+    public private(set) var parentContext: NSManagedObjectContext?
+
+    // Object graph state.
+    private(set) var registry: [NSManagedObjectID: NSManagedObject] = [:]
+    private var inserted: OrderedSet<NSManagedObject> = []
+    private var updated: OrderedSet<NSManagedObject> = []
+    private var deleted: OrderedSet<NSManagedObject> = []
+    // Changes since the last ObjectsDidChange notification.
+    private var pendingInserted: OrderedSet<NSManagedObject> = []
+    private var pendingUpdated: OrderedSet<NSManagedObject> = []
+    private var pendingDeleted: OrderedSet<NSManagedObject> = []
+
+    private let queue: DispatchQueue?
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    private let mainLock = NSRecursiveLock()
+    var isSaving = false
+
+    /// Creates a context with a concurrency type.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        if concurrencyType == .privateQueueConcurrencyType {
+            let queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
+            self.queue = queue
+        } else {
+            self.queue = nil
+        }
+        queue?.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+    }
+
+    deinit {
+        persistentStoreCoordinatorRoot?.forget(self)
+    }
+
+    // MARK: Parent
+
+    /// The coordinator the context (or its root ancestor) uses. Setting it makes this a root context.
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { coordinatorStorage ?? parentContext?.persistentStoreCoordinator }
+        set {
+            precondition(parentContext == nil, "A context has either a parent context or a coordinator, not both.")
+            coordinatorStorage = newValue
+            newValue?.managedObjectModel.freeze()
+            newValue?.register(self)
+        }
+    }
+
+    /// The parent context. Setting it makes this a child context whose saves go to the parent.
+    public var parent: NSManagedObjectContext? {
+        get { parentContext }
+        set {
+            precondition(coordinatorStorage == nil, "A context has either a parent context or a coordinator, not both.")
+            parentContext = newValue
+            newValue?.children.append(WeakContext(context: self))
+        }
+    }
+
+    var children: [WeakContext] = []
+
+    var persistentStoreCoordinatorRoot: NSPersistentStoreCoordinator? { coordinatorStorage }
+
+    var parentStore: ParentStore? { parentContext.map { ContextAsParent(context: $0) } ?? coordinatorStorage }
+
+    private func requireParent() throws -> ParentStore {
+        guard let parentStore else {
+            throw CoreDataError.make(.coreData, "The context has neither a persistent store coordinator nor a parent context.")
+        }
+        return parentStore
+    }
+
+    // MARK: Queue
+
+    /// Runs a block asynchronously on the context's queue.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        switch concurrencyType {
+        case .privateQueueConcurrencyType:
+            queue!.async { self.withCurrent(block) }
+        case .mainQueueConcurrencyType:
+            DispatchQueue.main.async { self.withCurrent(block) }
+        case .confinementConcurrencyType:
+            withCurrent(block)
+        }
+    }
+
+    /// Runs a block on the context's queue and waits for it.
+    ///
+    /// On a main-queue context called off the main thread, the block runs on the calling thread
+    /// under the context's lock: a Linux program's main thread may not be running the main queue.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        switch concurrencyType {
+        case .privateQueueConcurrencyType:
+            if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try withCurrent(block) }
+            return try queue!.sync { try withCurrent(block) }
+        case .mainQueueConcurrencyType, .confinementConcurrencyType:
+            mainLock.lock()
+            defer { mainLock.unlock() }
+            return try withCurrent(block)
+        }
+    }
+
+    /// Runs a block on the context's queue and returns its result, for Swift concurrency.
+    ///
+    /// Typed throws stand in for Apple's `rethrows`: a block that can't throw makes a call that needs no `try`.
+    public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        switch concurrencyType {
+        case .privateQueueConcurrencyType:
+            let box = UncheckedResultBox<T, E>()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue!.async {
+                    box.result = self.withCurrent { () -> Result<T, E> in
+                        do throws(E) { return .success(try block()) } catch { return .failure(error) }
+                    }
+                    continuation.resume()
+                }
+            }
+            return try box.result!.get()
+        default:
+            let result = performAndWait { () -> Result<T, E> in
+                do throws(E) { return .success(try block()) } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
+    }
+
+    private static let currentKey = "OpenCoreData.currentContext"
+
+    /// The context whose `perform` block is running on this thread, if any.
+    static var currentlyPerforming: NSManagedObjectContext? {
+        (Thread.current.threadDictionary[currentKey] as? WeakContext)?.context
+    }
+
+    private func withCurrent<T>(_ block: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[Self.currentKey]
+        dictionary[Self.currentKey] = WeakContext(context: self)
+        defer { dictionary[Self.currentKey] = previous }
+        return try block()
+    }
+
+    // MARK: Registered objects
+
+    /// Every object the context knows.
+    public var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<NSManagedObject> { Set(inserted) }
+    /// Objects changed since the last save (not counting inserted ones).
+    public var updatedObjects: Set<NSManagedObject> { Set(updated) }
+    /// Objects deleted since the last save.
+    public var deletedObjects: Set<NSManagedObject> { Set(deleted) }
+    /// Whether anything was inserted, updated or deleted since the last save.
+    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+
+    /// The registered object with an ID, or nil.
+    public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+        registry[objectID]
+    }
+
+    /// The object with an ID: the registered one, or a new fault for it (not checked against the store).
+    public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        if let object = registry[objectID] { return object }
+        let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
+        object.faultFlag = true
+        registry[objectID] = object
+        return object
+    }
+
+    /// The object with an ID, loaded; throws when it does not exist in the store.
+    public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        if let object = registry[objectID], !object.faultFlag || object.committedValues != nil { return object }
+        if objectID.isTemporaryID {
+            throw CoreDataError.make(.coreData, "No object with the temporary ID \(objectID) is registered in this context.", userInfo: ["objectID": objectID])
+        }
+        guard let row = try requireParent().loadRow(objectID) else {
+            throw CoreDataError.make(.coreData, "The object \(objectID) does not exist in the store.", userInfo: ["objectID": objectID])
+        }
+        let object = registry[objectID] ?? NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
+        registry[objectID] = object
+        object.values = row.values
+        object.committedValues = row.values
+        object.storeVersion = row.version
+        object.faultFlag = true
+        object.fireFaultIfNeeded()
+        return object
+    }
+
+    /// Registers an object fetched from the parent, or updates a registered one that has no changes.
+    func registerFetched(_ objectID: NSManagedObjectID, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
+        if let existing = registry[objectID] {
+            if let row, !existing.hasChanges, existing.committedValues == nil || refresh {
+                existing.values = row.values
+                existing.committedValues = row.values
+                existing.storeVersion = row.version
+            }
+            if !asFault { existing.fireFaultIfNeeded() }
+            return existing
+        }
+        let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
+        if let row {
+            object.values = row.values
+            object.committedValues = row.values
+            object.storeVersion = row.version
+        }
+        object.faultFlag = true
+        registry[objectID] = object
+        if !asFault { object.fireFaultIfNeeded() }
+        return object
+    }
+
+    // MARK: Insert, delete, change tracking
+
+    /// Inserts a new object (one created with `init(entity:insertInto: nil)`).
+    public func insert(_ object: NSManagedObject) {
+        insertObject(object, adopted: false)
+    }
+
+    /// Registers an object a child context inserted: no default values, no `awakeFromInsert`.
+    func insertAdopted(_ object: NSManagedObject) {
+        insertObject(object, adopted: true)
+    }
+
+    private func insertObject(_ object: NSManagedObject, adopted: Bool) {
+        if object.managedObjectContext === self, object.insertedFlag { return }
+        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+                     "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
+        if object.deletedFlag {
+            // Re-inserting a deleted object undoes the delete.
+            object.deletedFlag = false
+            deleted.remove(object)
+            pendingDeleted.remove(object)
+            return
+        }
+        object.managedObjectContext = self
+        object.insertedFlag = true
+        if !adopted, object.values.allSatisfy({ $0 == nil }) { object.applyDefaultValues() }
+        for relationship in object.entity.frozenRelationships where relationship.isToMany && !(object.values[relationship.slot] is RelationshipSet) {
+            object.values[relationship.slot] = RelationshipSet(committedIDs: [])
+        }
+        registry[object.objectID] = object
+        inserted.append(object)
+        pendingInserted.append(object)
+        if !adopted { object.awakeFromInsert() }
+    }
+
+    /// Marks an object for deletion at the next save; delete rules apply when changes are processed.
+    public func delete(_ object: NSManagedObject) {
+        guard object.managedObjectContext === self, !object.deletedFlag else { return }
+        object.fireFaultIfNeeded()
+        object.prepareForDeletion()
+        if object.insertedFlag {
+            // Deleting an unsaved object simply forgets it.
+            object.insertedFlag = false
+            inserted.remove(object)
+            pendingInserted.remove(object)
+            object.deletedFlag = true
+            applyDeleteRules(to: object)
+            registry[object.objectID] = nil
+            return
+        }
+        object.deletedFlag = true
+        updated.remove(object)
+        object.updatedFlag = false
+        deleted.append(object)
+        pendingDeleted.append(object)
+        applyDeleteRules(to: object)
+    }
+
+    /// Applies Nullify and Cascade rules of a deleted object; Deny is checked at save.
+    private func applyDeleteRules(to object: NSManagedObject) {
+        for relationship in object.entity.frozenRelationships {
+            let destinations: [NSManagedObject] = relationship.isToMany
+                ? Array(object.relationshipSet(for: relationship).members)
+                : object.toOneDestination(relationship).map { [$0] } ?? []
+            switch relationship.deleteRule {
+            case .cascadeDeleteRule:
+                for destination in destinations where !destination.deletedFlag { delete(destination) }
+                fallthrough
+            case .nullifyDeleteRule:
+                guard let inverse = relationship.inverseRelationship else { continue }
+                for destination in destinations {
+                    if inverse.isToMany {
+                        let set = destination.relationshipSet(for: inverse)
+                        if set.members.remove(object) != nil { objectDidChange(destination) }
+                    } else if destination.toOneDestinationID(inverse) == object.objectID {
+                        destination.values[inverse.slot] = nil
+                        objectDidChange(destination)
+                    }
+                }
+            case .denyDeleteRule, .noActionDeleteRule:
+                continue
+            }
+        }
+    }
+
+    /// Records that a registered object changed.
+    func objectDidChange(_ object: NSManagedObject) {
+        guard object.managedObjectContext === self, !object.insertedFlag, !object.deletedFlag else { return }
+        if !object.updatedFlag {
+            object.updatedFlag = true
+            updated.append(object)
+        }
+        pendingUpdated.append(object)
+    }
+
+    /// Registered objects of an entity (and its subentities) that are inserted or updated.
+    func changedObjects(of entity: NSEntityDescription?) -> [NSManagedObject] {
+        guard let entity else { return [] }
+        return (inserted.elements + updated.elements).filter { $0.entity.isKindOf(entity: entity) }
+    }
+
+    /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last call.
+    public func processPendingChanges() {
+        guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
+        let userInfo: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: Set(pendingInserted),
+            NSUpdatedObjectsKey: Set(pendingUpdated.filter { !$0.insertedFlag && !$0.deletedFlag }),
+            NSDeletedObjectsKey: Set(pendingDeleted),
+        ]
+        pendingInserted = []
+        pendingUpdated = []
+        pendingDeleted = []
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
+    }
+
+    // MARK: Loading for faults
+
+    func loadRowForFault(_ objectID: NSManagedObjectID) -> StoredRow? {
+        try? parentStore?.loadRow(objectID)
+    }
+
+    func loadToManyIDs(of objectID: NSManagedObjectID, relationship: NSRelationshipDescription) -> [NSManagedObjectID] {
+        (try? parentStore?.loadToManyIDs(objectID, relationship: relationship)) ?? []
+    }
+
+    // MARK: Save
+
+    /// Saves inserted, updated and deleted objects to the parent, all or nothing.
+    ///
+    /// Validation errors are thrown with Core Data's codes (1560 wrapping several); on any error
+    /// nothing is written and the context keeps its changes, so they can be fixed and saved again.
+    public func save() throws {
+        guard !isSaving else {
+            preconditionFailure("save() was called recursively, from willSave() or a notification of the same context.")
+        }
+        processPendingChanges()
+        guard hasChanges else { return }
+        isSaving = true
+        defer { isSaving = false }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        for object in inserted.elements + updated.elements + deleted.elements { object.willSave() }
+        processPendingChanges()
+
+        try validateForSave()
+        let changes = makeSaveChanges()
+        let permanentIDs = try requireParent().applyChanges(changes, from: self)
+        finishSave(permanentIDs: permanentIDs)
+    }
+
+    private func validateForSave() throws {
+        var errors: [NSError] = []
+        for object in deleted {
+            do { try object.validateForDelete() } catch let error as NSError { errors.append(error) }
+        }
+        for object in inserted {
+            do { try object.validateForInsert() } catch let error as NSError { errors.append(contentsOf: Self.flatten(error)) }
+        }
+        for object in updated {
+            do { try object.validateForUpdate() } catch let error as NSError { errors.append(contentsOf: Self.flatten(error)) }
+        }
+        try ObjectValidation.throwCombined(errors)
+    }
+
+    private static func flatten(_ error: NSError) -> [NSError] {
+        if error.code == NSValidationMultipleErrorsError, let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] { return details }
+        return [error]
+    }
+
+    private func makeSaveChanges() -> SaveChanges {
+        var changes = SaveChanges()
+        changes.inserted = inserted.map { record(for: $0) }
+        changes.updated = updated.map { record(for: $0) }
+        changes.deleted = deleted.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
+        return changes
+    }
+
+    private func record(for object: NSManagedObject) -> SaveRecord {
+        var values = object.values
+        var toMany: [Int: [NSManagedObjectID]] = [:]
+        for relationship in object.entity.frozenRelationships {
+            if relationship.isToMany {
+                if let set = values[relationship.slot] as? RelationshipSet {
+                    let ids = set.members.map(\.objectID)
+                    if set.committedIDs != ids { toMany[relationship.slot] = ids }
+                }
+                values[relationship.slot] = nil
+            } else {
+                values[relationship.slot] = object.toOneDestinationID(relationship)
+            }
+        }
+        for property in object.entity.frozenProperties where property.isTransient { values[property.slot] = nil }
+        return SaveRecord(objectID: object.objectID, entity: object.entity, values: values, toMany: toMany, version: object.storeVersion)
+    }
+
+    private func finishSave(permanentIDs: [NSManagedObjectID: NSManagedObjectID]) {
+        for (temporary, permanent) in permanentIDs {
+            guard let object = registry.removeValue(forKey: temporary) else { continue }
+            object.objectID = permanent
+            registry[permanent] = object
+        }
+        let savedInserted = Set(inserted)
+        let savedUpdated = Set(updated)
+        let savedDeleted = Set(deleted)
+        for object in inserted.elements + updated.elements {
+            object.insertedFlag = false
+            object.updatedFlag = false
+            object.storeVersion += 1
+            var committed = object.values
+            for relationship in object.entity.frozenRelationships {
+                if relationship.isToMany {
+                    if let set = committed[relationship.slot] as? RelationshipSet { set.committedIDs = set.members.map(\.objectID) }
+                    committed[relationship.slot] = nil
+                } else {
+                    committed[relationship.slot] = object.toOneDestinationID(relationship)
+                }
+            }
+            object.committedValues = committed
+        }
+        for object in deleted {
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+        }
+        inserted = []
+        updated = []
+        deleted = []
+        pendingInserted = []
+        pendingUpdated = []
+        pendingDeleted = []
+        for object in savedInserted.union(savedUpdated).union(savedDeleted) { object.didSave() }
+        let userInfo: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: savedInserted,
+            NSUpdatedObjectsKey: savedUpdated,
+            NSDeletedObjectsKey: savedDeleted,
+        ]
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
+            NSInsertedObjectIDsKey: Set(savedInserted.map(\.objectID)),
+            NSUpdatedObjectIDsKey: Set(savedUpdated.map(\.objectID)),
+            NSDeletedObjectIDsKey: Set(savedDeleted.map(\.objectID)),
+        ])
+        let savedIDs = SavedObjectIDs(
+            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID), deleted: savedDeleted.map(\.objectID))
+        if let parentContext {
+            parentContext.childDidSave(savedIDs, from: self)
+        } else {
+            coordinatorStorage?.contextDidSave(savedIDs, from: self)
+        }
+    }
+
+    // MARK: Rollback, reset, refresh
+
+    /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed values.
+    public func rollback() {
+        for object in inserted {
+            registry[object.objectID] = nil
+            object.insertedFlag = false
+            object.managedObjectContext = nil
+        }
+        for object in updated.elements + deleted.elements {
+            object.updatedFlag = false
+            object.deletedFlag = false
+            restoreCommitted(object)
+        }
+        // Relationship sets may refer to rolled-back objects: reload them lazily.
+        for object in registry.values where !object.faultFlag {
+            for relationship in object.entity.frozenRelationships where relationship.isToMany {
+                if let set = object.values[relationship.slot] as? RelationshipSet, set.committedIDs != set.members.map(\.objectID) {
+                    object.values[relationship.slot] = nil
+                }
+            }
+        }
+        inserted = []
+        updated = []
+        deleted = []
+        pendingInserted = []
+        pendingUpdated = []
+        pendingDeleted = []
+    }
+
+    private func restoreCommitted(_ object: NSManagedObject) {
+        if let committed = object.committedValues {
+            object.values = committed
+        } else {
+            object.turnIntoFault()
+        }
+    }
+
+    /// Forgets every registered object; they must not be used afterwards.
+    public func reset() {
+        for object in registry.values {
+            object.managedObjectContext = nil
+            object.values = []
+        }
+        registry = [:]
+        inserted = []
+        updated = []
+        deleted = []
+        pendingInserted = []
+        pendingUpdated = []
+        pendingDeleted = []
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
+    }
+
+    /// Refreshes an object from the store: with `mergeChanges` false it becomes a fault and loses its
+    /// changes; with true its unsaved changes are reapplied over the store's latest values.
+    public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        guard object.managedObjectContext === self, !object.insertedFlag else { return }
+        if flag {
+            let changes = object.hasChanges ? object.changedValues() : [:]
+            if let row = loadRowForFault(object.objectID) {
+                object.values = row.values
+                object.committedValues = row.values
+                object.storeVersion = row.version
+                for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+            }
+        } else {
+            if object.updatedFlag { updated.remove(object); object.updatedFlag = false }
+            if object.deletedFlag { deleted.remove(object); object.deletedFlag = false }
+            object.turnIntoFault()
+        }
+    }
+
+    /// Refreshes every registered object (keeping unsaved changes).
+    public func refreshAllObjects() {
+        for object in registry.values where !object.insertedFlag {
+            refresh(object, mergeChanges: object.hasChanges)
+        }
+    }
+
+    // MARK: Merging
+
+    /// Brings the changes a `NSManagedObjectContextDidSave` notification describes into this context.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        let info = notification.userInfo ?? [:]
+        func ids(_ key: String) -> [NSManagedObjectID] {
+            ((info[key] as? Set<NSManagedObject>) ?? []).map(\.objectID) + ((info[key + "_objectIDs"] as? Set<NSManagedObjectID>) ?? [])
+        }
+        mergeSaved(SavedObjectIDs(inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey), deleted: ids(NSDeletedObjectsKey)))
+    }
+
+    /// Brings changes saved elsewhere (another context, a batch request, another process) into contexts.
+    ///
+    /// `changeNotificationData` holds arrays or sets of object IDs (or URIs) under `NSInsertedObjectsKey`,
+    /// `NSUpdatedObjectsKey`, `NSDeletedObjectsKey` (or their `_objectIDs` forms).
+    public class func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [NSManagedObjectContext]) {
+        for context in contexts {
+            context.performAndWait {
+                func ids(_ key: String) -> [NSManagedObjectID] {
+                    let raw = (changeNotificationData[key] ?? changeNotificationData[key + "_objectIDs"])
+                    let items: [Any] = (raw as? [Any]) ?? (raw as? Set<NSManagedObjectID>).map { Array($0) } ?? []
+                    return items.compactMap { item in
+                        if let id = item as? NSManagedObjectID { return id }
+                        if let url = item as? URL { return context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) }
+                        return nil
+                    }
+                }
+                context.mergeSaved(SavedObjectIDs(inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey), deleted: ids(NSDeletedObjectsKey)))
+            }
+        }
+    }
+
+    /// Applies another context's saved changes to the registered objects and notifies observers.
+    func mergeSaved(_ ids: SavedObjectIDs) {
+        var refreshed: Set<NSManagedObject> = []
+        var removed: Set<NSManagedObject> = []
+        var insertedHere: Set<NSManagedObject> = []
+        for id in ids.updated {
+            guard let object = registry[id] else { continue }
+            refresh(object, mergeChanges: object.hasChanges)
+            if !object.hasChanges, let row = loadRowForFault(id) {
+                object.values = row.values
+                object.committedValues = row.values
+                object.storeVersion = row.version
+                object.faultFlag = false
+            }
+            refreshed.insert(object)
+        }
+        for id in ids.deleted {
+            guard let object = registry.removeValue(forKey: id) else { continue }
+            inserted.remove(object)
+            updated.remove(object)
+            deleted.remove(object)
+            object.deletedFlag = true
+            removed.insert(object)
+        }
+        for id in ids.inserted {
+            insertedHere.insert(object(with: id))
+        }
+        // Relationship contents may have changed: reload them lazily.
+        for object in registry.values where !object.faultFlag && !object.hasChanges {
+            for relationship in object.entity.frozenRelationships where relationship.isToMany {
+                object.values[relationship.slot] = nil
+            }
+        }
+        let userInfo: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: insertedHere,
+            NSUpdatedObjectsKey: Set<NSManagedObject>(),
+            NSRefreshedObjectsKey: refreshed,
+            NSDeletedObjectsKey: removed,
+        ]
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
+        NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
+            NSInsertedObjectIDsKey: Set(ids.inserted), NSUpdatedObjectIDsKey: Set(ids.updated), NSDeletedObjectIDsKey: Set(ids.deleted),
+        ])
+    }
+
+    /// Called on a parent when a child saved into it.
+    private func childDidSave(_ ids: SavedObjectIDs, from child: NSManagedObjectContext) {
+        for weak in children {
+            guard let sibling = weak.context, sibling !== child, sibling.automaticallyMergesChangesFromParent else { continue }
+            sibling.perform { sibling.mergeSaved(ids) }
+        }
+    }
+
+    /// Called by the coordinator when another root context saved, or by a parent for children.
+    func parentDidSave(_ ids: SavedObjectIDs) {
+        perform { self.mergeSaved(ids) }
+        for weak in children {
+            guard let child = weak.context, child.automaticallyMergesChangesFromParent else { continue }
+            child.parentDidSave(ids)
+        }
+    }
+
+    /// Notifies children that merge automatically after this context saved to the store.
+    func notifyChildrenOfSave(_ ids: SavedObjectIDs) {
+        for weak in children {
+            guard let child = weak.context, child.automaticallyMergesChangesFromParent else { continue }
+            child.parentDidSave(ids)
+        }
+    }
+
+    // MARK: IDs
+
+    /// Gives inserted objects permanent IDs now, before they are saved.
+    public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
+        for object in objects {
+            guard let permanent = mapping[object.objectID] else { continue }
+            registry[object.objectID] = nil
+            object.objectID = permanent
+            registry[permanent] = object
+        }
+    }
+
+    open var description: String {
+        "<NSManagedObjectContext \(name ?? "")>"
+    }
+}
+
+/// The IDs of the objects one save inserted, updated and deleted.
+struct SavedObjectIDs: Sendable {
+    var inserted: [NSManagedObjectID]
+    var updated: [NSManagedObjectID]
+    var deleted: [NSManagedObjectID]
+}
+
+/// A weak reference to a context.
+final class WeakContext {
+    weak var context: NSManagedObjectContext?
+    init(context: NSManagedObjectContext) { self.context = context }
+}
+
+/// Carries a result out of a queue block.
+private final class UncheckedResultBox<T, E: Error>: @unchecked Sendable {
+    var result: Result<T, E>?
+}

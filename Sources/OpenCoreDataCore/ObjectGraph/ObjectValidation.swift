@@ -1,0 +1,133 @@
+import Foundation
+
+/// The checks a save runs on each inserted, updated and deleted object.
+enum ObjectValidation {
+    /// Checks every persistent property of an object; throws one error, or 1560 wrapping several.
+    static func validateProperties(of object: NSManagedObject) throws {
+        var errors: [NSError] = []
+        for property in object.entity.frozenProperties where !property.isTransient {
+            do {
+                if let relationship = property as? NSRelationshipDescription {
+                    try validate(relationship: relationship, in: object)
+                } else {
+                    try validate(value: object.values[property.slot], of: property, in: object)
+                }
+            } catch let error as NSError {
+                errors.append(error)
+            }
+        }
+        try throwCombined(errors)
+    }
+
+    /// Combines errors as Core Data does: one stays itself, several become 1560 with the details.
+    static func throwCombined(_ errors: [NSError]) throws {
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSValidationMultipleErrorsError, userInfo: [
+                NSLocalizedDescriptionKey: "Multiple validation errors occurred.",
+                NSDetailedErrorsKey: errors,
+            ])
+        }
+    }
+
+    /// Checks one attribute value.
+    static func validate(value: Any?, of property: NSPropertyDescription, in object: NSManagedObject) throws {
+        guard let attribute = property as? NSAttributeDescription else {
+            if let relationship = property as? NSRelationshipDescription { try validate(relationship: relationship, in: object) }
+            return
+        }
+        guard let value else {
+            if !attribute.isOptional {
+                throw error(NSValidationMissingMandatoryPropertyError, object, attribute.name, nil, "\(attribute.name) is a required value.")
+            }
+            return
+        }
+        guard AttributeValueCoding.hasCanonicalType(value, for: attribute.attributeType) else {
+            throw error(NSManagedObjectValidationError, object, attribute.name, value,
+                        "\(attribute.name) must be a \(attribute.attributeType.xcodeName) value; got \(type(of: value)) (\(value)).")
+        }
+        if let minimum = attribute.minimumValue ?? nil, let measured = measure(value, attribute.attributeType), measured < minimum {
+            throw error(tooSmallCode(attribute.attributeType), object, attribute.name, value, "\(attribute.name) is below its minimum \(minimum).")
+        }
+        if let maximum = attribute.maximumValue ?? nil, let measured = measure(value, attribute.attributeType), measured > maximum {
+            throw error(tooLargeCode(attribute.attributeType), object, attribute.name, value, "\(attribute.name) is above its maximum \(maximum).")
+        }
+        if let pattern = attribute.regularExpression, let string = value as? String {
+            let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$")
+            let range = NSRange(string.startIndex..., in: string)
+            if regex?.firstMatch(in: string, range: range) == nil {
+                throw error(NSValidationStringPatternMatchingError, object, attribute.name, value, "\(attribute.name) does not match the pattern \(pattern).")
+            }
+        }
+        for (index, predicate) in attribute.validationPredicates.enumerated() where !predicate.evaluate(with: value) {
+            let warning = attribute.validationWarnings.indices.contains(index) ? "\(attribute.validationWarnings[index])" : "\(attribute.name) failed validation \(predicate)."
+            throw error(NSManagedObjectValidationError, object, attribute.name, value, warning, predicate: predicate)
+        }
+    }
+
+    private static func validate(relationship: NSRelationshipDescription, in object: NSManagedObject) throws {
+        if relationship.isToMany {
+            guard let set = object.values[relationship.slot] as? RelationshipSet else { return }
+            let count = set.members.filter { !$0.isDeleted }.count
+            if count == 0 && !relationship.isOptional && relationship.minCount > 0 {
+                throw error(NSValidationMissingMandatoryPropertyError, object, relationship.name, nil, "\(relationship.name) is a required relationship.")
+            }
+            if relationship.minCount > 0 && count < relationship.minCount && !(count == 0 && relationship.isOptional) {
+                throw error(NSValidationRelationshipLacksMinimumCountError, object, relationship.name, nil, "\(relationship.name) has \(count) objects; it needs at least \(relationship.minCount).")
+            }
+            if relationship.maxCount > 0 && count > relationship.maxCount {
+                throw error(NSValidationRelationshipExceedsMaximumCountError, object, relationship.name, nil, "\(relationship.name) has \(count) objects; it allows at most \(relationship.maxCount).")
+            }
+        } else if !relationship.isOptional && object.toOneDestinationID(relationship) == nil {
+            throw error(NSValidationMissingMandatoryPropertyError, object, relationship.name, nil, "\(relationship.name) is a required relationship.")
+        }
+    }
+
+    /// Checks the Deny delete rules of an object being deleted.
+    static func validateDelete(of object: NSManagedObject) throws {
+        for relationship in object.entity.frozenRelationships where relationship.deleteRule == .denyDeleteRule {
+            let destinations: [NSManagedObject] = relationship.isToMany
+                ? Array(object.relationshipSet(for: relationship).members)
+                : object.toOneDestination(relationship).map { [$0] } ?? []
+            if destinations.contains(where: { !$0.isDeleted }) {
+                throw error(NSValidationRelationshipDeniedDeleteError, object, relationship.name, nil,
+                            "\(object.entity.name ?? "?") can't be deleted while its \(relationship.name) relationship has objects (Deny rule).")
+            }
+        }
+    }
+
+    private static func measure(_ value: Any, _ type: NSAttributeType) -> Double? {
+        switch type {
+        case .stringAttributeType: (value as? String).map { Double($0.count) }
+        case .binaryDataAttributeType: (value as? Data).map { Double($0.count) }
+        default: AttributeValueCoding.numericValue(value)
+        }
+    }
+
+    private static func tooSmallCode(_ type: NSAttributeType) -> Int {
+        switch type {
+        case .stringAttributeType, .binaryDataAttributeType: NSValidationStringTooShortError
+        case .dateAttributeType: NSValidationDateTooSoonError
+        default: NSValidationNumberTooSmallError
+        }
+    }
+
+    private static func tooLargeCode(_ type: NSAttributeType) -> Int {
+        switch type {
+        case .stringAttributeType, .binaryDataAttributeType: NSValidationStringTooLongError
+        case .dateAttributeType: NSValidationDateTooLateError
+        default: NSValidationNumberTooLargeError
+        }
+    }
+
+    private static func error(_ code: Int, _ object: NSManagedObject, _ key: String, _ value: Any?, _ message: String, predicate: NSPredicate? = nil) -> NSError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey: message,
+            NSValidationObjectErrorKey: object,
+            NSValidationKeyErrorKey: key,
+        ]
+        if let value { info[NSValidationValueErrorKey] = value }
+        if let predicate { info[NSValidationPredicateErrorKey] = predicate }
+        return NSError(domain: NSCocoaErrorDomain, code: code, userInfo: info)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A row's values as a store (or a parent context) holds them: one entry per property slot, to-one
+/// relationships as `NSManagedObjectID`s, to-many and transient slots nil.
+struct StoredRow {
+    var values: ContiguousArray<Any?>
+    /// The optimistic-locking version (`Z_OPT`).
+    var version: Int64
+}
+
+/// One object's state handed to the parent on save.
+struct SaveRecord {
+    let objectID: NSManagedObjectID
+    let entity: NSEntityDescription
+    /// Values by slot; to-one relationships as object IDs (possibly temporary); to-many slots nil.
+    let values: ContiguousArray<Any?>
+    /// The members of each loaded to-many relationship, by slot, when they changed.
+    let toMany: [Int: [NSManagedObjectID]]
+    /// The version the object had when it was read (for optimistic locking).
+    let version: Int64
+}
+
+/// Everything one save hands to the parent, in one piece so it is applied all or nothing.
+struct SaveChanges {
+    var inserted: [SaveRecord] = []
+    var updated: [SaveRecord] = []
+    var deleted: [SaveRecord] = []
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// What a context asks of whatever is above it: the coordinator, or a parent context.
+protocol ParentStore: AnyObject {
+    /// The model the parent uses.
+    var managedObjectModel: NSManagedObjectModel { get }
+    /// Runs a fetch for a child and returns matching object IDs in order, with their rows when available.
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)]
+    /// Counts the objects a request matches.
+    func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int
+    /// Dictionary results.
+    func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]]
+    /// The row of one object, or nil if it does not exist.
+    func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow?
+    /// The destinations of a to-many relationship, in order.
+    func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID]
+    /// Applies a child's changes atomically; returns the permanent IDs given to inserted objects.
+    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID]
+}

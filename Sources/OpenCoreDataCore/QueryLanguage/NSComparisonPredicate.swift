@@ -1,0 +1,222 @@
+import Foundation
+
+/// A comparison between two expressions: `left OP[options] right`, optionally with an
+/// `ANY`/`ALL` modifier applying the comparison to each element of the left collection.
+///
+/// `NONE x OP y` is represented, as Apple does, as `NOT (ANY x OP y)` (an `NSCompoundPredicate`).
+/// The right side of `IN` / `BETWEEN` may be an aggregate expression (`{1, 2}`) or a constant
+/// collection (`%@` with an array or set).
+open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
+    /// The comparison operators (Apple's raw values).
+    public enum Operator: UInt, Sendable, CaseIterable {
+        case lessThan = 0
+        case lessThanOrEqualTo = 1
+        case greaterThan = 2
+        case greaterThanOrEqualTo = 3
+        case equalTo = 4
+        case notEqualTo = 5
+        case matches = 6
+        case like = 7
+        case beginsWith = 8
+        case endsWith = 9
+        case `in` = 10
+        case customSelector = 11
+        case contains = 99
+        case between = 100
+    }
+
+    /// How the left side is used.
+    public enum Modifier: UInt, Sendable {
+        /// Compare the left value itself.
+        case direct = 0
+        /// Every element of the left collection must satisfy the comparison (true when empty).
+        case all = 1
+        /// Some element of the left collection must satisfy the comparison.
+        case any = 2
+    }
+
+    /// String comparison options: `[c]`, `[d]`, `[n]`.
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+
+        public init(rawValue: UInt) {
+            self.rawValue = rawValue
+        }
+
+        public static let caseInsensitive = Options(rawValue: 1)
+        public static let diacriticInsensitive = Options(rawValue: 2)
+        public static let normalized = Options(rawValue: 4)
+    }
+
+    public let leftExpression: NSExpression
+    public let rightExpression: NSExpression
+    public let predicateOperatorType: Operator
+    public let comparisonPredicateModifier: Modifier
+    public let options: Options
+    /// The selector of a custom-selector comparison (not evaluated in memory).
+    public let customSelector: Selector?
+
+    // Evaluation state computed once.
+    let foldCase: Bool
+    let foldDiacritics: Bool
+    /// The right side when it is constant, classified and folded for the options.
+    let preparedRight: PredicateValue?
+    let likePattern: LikePattern?
+    let regex: RegexMatcher?
+    let membership: MembershipSet?
+    let patternCache: PatternCache?
+
+    public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression,
+                modifier: Modifier, type: Operator, options: Options = []) {
+        leftExpression = lhs
+        rightExpression = rhs
+        comparisonPredicateModifier = modifier
+        predicateOperatorType = type
+        self.options = options
+        customSelector = nil
+        foldCase = options.contains(.caseInsensitive) && type != .matches
+        foldDiacritics = options.contains(.diacriticInsensitive)
+        var prepared: PredicateValue?
+        if let elements = rhs.constantElements {
+            prepared = .collection(elements, ordered: rhs.constantElementsOrdered)
+        } else if rhs.expressionType == .constantValue {
+            prepared = PredicateValue.classify(rhs.constantValue)
+        }
+        if let value = prepared {
+            prepared = ComparisonEvaluator.fold(value, case: foldCase, diacritics: foldDiacritics, elements: true)
+        }
+        preparedRight = prepared
+        var like: LikePattern?
+        var regex: RegexMatcher?
+        var membership: MembershipSet?
+        if let prepared {
+            switch (type, prepared) {
+            case (.like, .string(let pattern)): like = LikePattern(pattern)
+            case (.matches, .string(let pattern)):
+                regex = RegexMatcher(pattern: pattern, caseInsensitive: options.contains(.caseInsensitive))
+            case (.in, .collection(let elements, _)): membership = MembershipSet(elements)
+            default: break
+            }
+        }
+        likePattern = like
+        self.regex = regex
+        self.membership = membership
+        patternCache = (prepared == nil && (type == .like || type == .matches)) ? PatternCache() : nil
+        super.init(content: .subclass)
+    }
+
+    /// A comparison that calls a custom selector. It prints and compares structurally but
+    /// evaluates to false in memory (Linux has no Objective-C runtime).
+    public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, customSelector selector: Selector) {
+        leftExpression = lhs
+        rightExpression = rhs
+        comparisonPredicateModifier = .direct
+        predicateOperatorType = .customSelector
+        options = []
+        customSelector = selector
+        foldCase = false
+        foldDiacritics = false
+        preparedRight = nil
+        likePattern = nil
+        regex = nil
+        membership = nil
+        patternCache = nil
+        super.init(content: .subclass)
+    }
+
+    public required init(invalidFormat format: String, error: PredicateError) {
+        leftExpression = NSExpression(forConstantValue: nil)
+        rightExpression = NSExpression(forConstantValue: nil)
+        comparisonPredicateModifier = .direct
+        predicateOperatorType = .equalTo
+        options = []
+        customSelector = nil
+        foldCase = false
+        foldDiacritics = false
+        preparedRight = nil
+        likePattern = nil
+        regex = nil
+        membership = nil
+        patternCache = nil
+        super.init(invalidFormat: format, error: error)
+    }
+
+    override func evaluate(object: Any?, context: EvaluationContext) -> Bool {
+        if formatError != nil { return false }
+        return ComparisonEvaluator.evaluate(self, object, context)
+    }
+
+    override func substituting(_ variables: [String: Any]) -> NSPredicate {
+        if formatError != nil || variables.isEmpty { return self }
+        let left = leftExpression.substituting(variables)
+        let right = rightExpression.substituting(variables)
+        if left === leftExpression && right === rightExpression { return self }
+        if let customSelector {
+            return NSComparisonPredicate(leftExpression: left, rightExpression: right, customSelector: customSelector)
+        }
+        return NSComparisonPredicate(leftExpression: left, rightExpression: right,
+                                     modifier: comparisonPredicateModifier, type: predicateOperatorType, options: options)
+    }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSComparisonPredicate else { return false }
+        if self === other { return true }
+        if formatError != nil || other.formatError != nil {
+            return formatError == other.formatError && predicateFormat == other.predicateFormat
+        }
+        return predicateOperatorType == other.predicateOperatorType
+            && comparisonPredicateModifier == other.comparisonPredicateModifier
+            && options == other.options
+            && customSelector == other.customSelector
+            && leftExpression == other.leftExpression
+            && rightExpression == other.rightExpression
+    }
+
+    open override func hash(into hasher: inout Hasher) {
+        hasher.combine(predicateOperatorType)
+        hasher.combine(comparisonPredicateModifier)
+        hasher.combine(options.rawValue)
+        hasher.combine(leftExpression)
+        hasher.combine(rightExpression)
+    }
+}
+
+/// Fast membership test for `x IN {constant strings and integers}`.
+struct MembershipSet {
+    let integers: Set<Int64>
+    let strings: Set<String>
+    let elements: [Any]
+
+    /// Nil unless every element is a string or an integral number.
+    init?(_ elements: [Any]) {
+        var integers = Set<Int64>()
+        var strings = Set<String>()
+        for element in elements {
+            switch PredicateValue.classify(element) {
+            case .string(let s): strings.insert(s)
+            case .number(let n):
+                guard let exact = n.exactInt64 else { return nil }
+                integers.insert(exact)
+            default: return nil
+            }
+        }
+        self.integers = integers
+        self.strings = strings
+        self.elements = elements
+    }
+
+    /// nil when the answer needs the linear scan.
+    func contains(_ value: PredicateValue) -> Bool? {
+        switch value {
+        case .null: return false
+        case .number(let n):
+            guard let exact = n.exactInt64 else { return n.isNaN ? false : (n.doubleValue.rounded(.towardZero) != n.doubleValue ? false : nil) }
+            return integers.contains(exact)
+        case .string(let s):
+            guard let index = strings.firstIndex(of: s) else { return false }
+            return StringComparison.binaryEqual(strings[index], s) ? true : nil
+        default:
+            return nil
+        }
+    }
+}

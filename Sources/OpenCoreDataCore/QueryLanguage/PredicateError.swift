@@ -1,0 +1,74 @@
+import Foundation
+
+/// Why a predicate or expression format string could not be parsed.
+///
+/// `position` is the offset, in characters, of the offending text in `format`. The error bridges
+/// to `NSError` in `NSCocoaErrorDomain` with code 2048 (an invalid predicate); its user info holds
+/// the description, the format string and the position.
+public struct PredicateError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The broad kind of failure.
+    public enum Kind: String, Hashable, Sendable {
+        /// The text does not follow the grammar.
+        case syntax
+        /// A `%@`-style specifier has no matching argument.
+        case missingArgument
+        /// An argument cannot be used for its specifier (for example a number for `%K`).
+        case invalidArgument
+        /// A function name that is not known.
+        case unknownFunction
+        /// A construct that parses but is not supported here.
+        case unsupported
+    }
+
+    /// `NSError` code of a parse failure.
+    public static let errorCode = 2048
+    /// User-info key of the character offset (an `Int`).
+    public static let positionUserInfoKey = "OCDPredicateErrorPosition"
+    /// User-info key of the format string.
+    public static let formatUserInfoKey = "OCDPredicateFormat"
+
+    public let kind: Kind
+    /// What went wrong, e.g. "expected an expression".
+    public let message: String
+    /// Character offset in `format` where the problem was found.
+    public let position: Int
+    /// What the parser expected at `position`, when it knows.
+    public let expected: String?
+    /// What it found there instead (a token description or "end of input").
+    public let found: String?
+    /// The format string being parsed.
+    public let format: String
+
+    public init(kind: Kind, message: String, position: Int, expected: String? = nil, found: String? = nil, format: String) {
+        self.kind = kind
+        self.message = message
+        self.position = position
+        self.expected = expected
+        self.found = found
+        self.format = format
+    }
+
+    public var description: String {
+        var text = "Unable to parse the format string \"\(format)\": \(message)"
+        if let expected { text += "; expected \(expected)" }
+        if let found { text += ", found \(found)" }
+        text += " (at character \(position))"
+        return text
+    }
+}
+
+extension PredicateError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+extension PredicateError: CustomNSError {
+    public static var errorDomain: String { NSCocoaErrorDomain }
+    public var errorCode: Int { PredicateError.errorCode }
+    public var errorUserInfo: [String: Any] {
+        [
+            NSLocalizedDescriptionKey: description,
+            PredicateError.positionUserInfoKey: position,
+            PredicateError.formatUserInfoKey: format,
+        ]
+    }
+}

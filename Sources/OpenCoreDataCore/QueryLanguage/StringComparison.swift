@@ -1,0 +1,297 @@
+import Foundation
+
+/// Deterministic string orders behind the sort-descriptor selectors, usable as SQLite collations.
+///
+/// Every function here is a pure, locale-independent total order: two strings compare as
+/// `.orderedSame` only when their Unicode scalars are identical, so the orders can be registered
+/// as collations and used for sorting without ties that depend on input order.
+///
+/// - `binary` (`compare:`): the order of the strings' Unicode scalar values. This is exactly the
+///   byte order of their UTF-8 encodings, i.e. SQLite's BINARY collation on UTF-8 text.
+/// - `caseInsensitive` (`caseInsensitiveCompare:`): binary order of the case-folded strings,
+///   ties broken by `binary`.
+/// - `localized` / `localizedCaseInsensitive` (`localizedCompare:`,
+///   `localizedCaseInsensitiveCompare:`): binary order after folding case and diacritics, then
+///   after folding case only, then `binary`.
+/// - `localizedStandard` (`localizedStandardCompare:`): like `localized`, but runs of ASCII digits
+///   compare by numeric value ("file2" < "file10"); equal numbers with more leading zeros sort later.
+///
+/// Folding uses Foundation's `folding(options:locale:)` with a nil locale (ASCII strings take a
+/// fast path with the same result), followed by canonical composition.
+public enum StringComparison {
+    /// A string order.
+    public typealias Comparator = @Sendable (String, String) -> ComparisonResult
+
+    /// The sort-descriptor selectors with a string order.
+    public static let supportedSelectorNames: [String] = [
+        "compare:", "caseInsensitiveCompare:", "localizedCompare:",
+        "localizedCaseInsensitiveCompare:", "localizedStandardCompare:",
+    ]
+
+    /// The order for a selector name such as `"localizedStandardCompare:"`, or nil if unsupported.
+    public static func comparator(forSelectorName name: String) -> Comparator? {
+        switch name {
+        case "compare:": return binary
+        case "caseInsensitiveCompare:": return caseInsensitive
+        case "localizedCompare:": return localized
+        case "localizedCaseInsensitiveCompare:": return localizedCaseInsensitive
+        case "localizedStandardCompare:": return localizedStandard
+        default: return nil
+        }
+    }
+
+    /// Every supported order keyed by selector name (for registering collations).
+    public static var comparatorsBySelectorName: [String: Comparator] {
+        var result: [String: Comparator] = [:]
+        for name in supportedSelectorNames { result[name] = comparator(forSelectorName: name) }
+        return result
+    }
+
+    // MARK: - Orders
+
+    /// Unicode scalar order (== UTF-8 byte order == SQLite BINARY).
+    @Sendable public static func binary(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        var a = lhs, b = rhs
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                let n = Swift.min(pa.count, pb.count)
+                if n > 0 {
+                    let r = memcmp(pa.baseAddress!, pb.baseAddress!, n)
+                    if r != 0 { return r < 0 ? .orderedAscending : .orderedDescending }
+                }
+                return pa.count < pb.count ? .orderedAscending : (pa.count > pb.count ? .orderedDescending : .orderedSame)
+            }
+        }
+    }
+
+    /// Case-folded binary order, ties broken by `binary`.
+    @Sendable public static func caseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        let r = binary(fold(lhs, caseInsensitive: true, diacriticInsensitive: false),
+                       fold(rhs, caseInsensitive: true, diacriticInsensitive: false))
+        return r != .orderedSame ? r : binary(lhs, rhs)
+    }
+
+    /// Case- and diacritic-folded binary order, then case-folded, then `binary`.
+    @Sendable public static func localized(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        let r = binary(fold(lhs, caseInsensitive: true, diacriticInsensitive: true),
+                       fold(rhs, caseInsensitive: true, diacriticInsensitive: true))
+        return r != .orderedSame ? r : caseInsensitive(lhs, rhs)
+    }
+
+    /// Same order as `localized` (the primary level already ignores case).
+    @Sendable public static func localizedCaseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        localized(lhs, rhs)
+    }
+
+    /// Finder-like order: folded like `localized`, digit runs compared numerically.
+    @Sendable public static func localizedStandard(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        let r = numericAware(fold(lhs, caseInsensitive: true, diacriticInsensitive: true),
+                             fold(rhs, caseInsensitive: true, diacriticInsensitive: true))
+        return r != .orderedSame ? r : localized(lhs, rhs)
+    }
+
+    /// Compares UTF-8 bytes, treating each maximal run of ASCII digits as one number.
+    static func numericAware(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        var a = lhs, b = rhs
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+                var i = 0, j = 0
+                while i < x.count && j < y.count {
+                    let cx = x[i], cy = y[j]
+                    if isDigit(cx) && isDigit(cy) {
+                        var ie = i, je = j
+                        while ie < x.count && isDigit(x[ie]) { ie += 1 }
+                        while je < y.count && isDigit(y[je]) { je += 1 }
+                        var si = i, sj = j
+                        while si < ie - 1 && x[si] == 0x30 { si += 1 }
+                        while sj < je - 1 && y[sj] == 0x30 { sj += 1 }
+                        let lx = ie - si, ly = je - sj
+                        if lx != ly { return lx < ly ? .orderedAscending : .orderedDescending }
+                        for k in 0..<lx where x[si + k] != y[sj + k] {
+                            return x[si + k] < y[sj + k] ? .orderedAscending : .orderedDescending
+                        }
+                        i = ie
+                        j = je
+                    } else {
+                        if cx != cy { return cx < cy ? .orderedAscending : .orderedDescending }
+                        i += 1
+                        j += 1
+                    }
+                }
+                if i < x.count { return .orderedDescending }
+                if j < y.count { return .orderedAscending }
+                return x.count < y.count ? .orderedAscending : (x.count > y.count ? .orderedDescending : .orderedSame)
+            }
+        }
+    }
+
+    // MARK: - Folding and binary helpers used by predicate evaluation
+
+    /// Folds case and/or diacritics deterministically (nil locale), then composes canonically.
+    public static func fold(_ string: String, caseInsensitive: Bool, diacriticInsensitive: Bool) -> String {
+        if !caseInsensitive && !diacriticInsensitive { return string }
+        var ascii = true
+        var hasUpper = false
+        for byte in string.utf8 {
+            if byte >= 0x80 { ascii = false; break }
+            if byte >= 0x41 && byte <= 0x5A { hasUpper = true }
+        }
+        if ascii {
+            if !caseInsensitive || !hasUpper { return string }
+            return String(decoding: string.utf8.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 + 32 : $0 }, as: UTF8.self)
+        }
+        var options: String.CompareOptions = []
+        if caseInsensitive { options.insert(.caseInsensitive) }
+        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
+        return string.folding(options: options, locale: nil).precomposedStringWithCanonicalMapping
+    }
+
+    /// Scalar-exact equality.
+    static func binaryEqual(_ lhs: String, _ rhs: String) -> Bool {
+        if lhs.utf8.count != rhs.utf8.count { return false }
+        return binary(lhs, rhs) == .orderedSame
+    }
+
+    static func hasPrefix(_ string: String, _ prefix: String) -> Bool {
+        string.utf8.starts(with: prefix.utf8)
+    }
+
+    static func hasSuffix(_ string: String, _ suffix: String) -> Bool {
+        let s = string.utf8, t = suffix.utf8
+        guard t.count <= s.count else { return false }
+        return s.suffix(t.count).elementsEqual(t)
+    }
+
+    /// Whether `needle` occurs in `haystack` (byte search; UTF-8 matches fall on scalar boundaries).
+    static func contains(_ haystack: String, _ needle: String) -> Bool {
+        if needle.isEmpty { return true }
+        var h = haystack, n = needle
+        return h.withUTF8 { hb in
+            n.withUTF8 { nb in
+                let hc = hb.count, nc = nb.count
+                guard nc <= hc else { return false }
+                let first = nb[0]
+                var i = 0
+                while i <= hc - nc {
+                    if hb[i] == first {
+                        var k = 1
+                        while k < nc && hb[i + k] == nb[k] { k += 1 }
+                        if k == nc { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
+    }
+}
+
+/// A compiled `LIKE` pattern: `*` matches any run of characters, `?` exactly one, `\` escapes.
+struct LikePattern: Sendable {
+    enum Token: Sendable, Equatable {
+        case literal(Character)
+        case one
+        case many
+    }
+
+    let tokens: [Token]
+
+    init(_ pattern: String) {
+        var tokens: [Token] = []
+        var escaping = false
+        for character in pattern {
+            if escaping {
+                tokens.append(.literal(character))
+                escaping = false
+                continue
+            }
+            switch character {
+            case "\\": escaping = true
+            case "*": if tokens.last != .many { tokens.append(.many) }
+            case "?": tokens.append(.one)
+            default: tokens.append(.literal(character))
+            }
+        }
+        if escaping { tokens.append(.literal("\\")) }
+        self.tokens = tokens
+    }
+
+    func matches(_ string: String) -> Bool {
+        let characters = Array(string)
+        var si = 0, pi = 0
+        var starPattern = -1, starString = 0
+        while si < characters.count {
+            if pi < tokens.count {
+                switch tokens[pi] {
+                case .many:
+                    starPattern = pi
+                    starString = si
+                    pi += 1
+                    continue
+                case .one:
+                    si += 1
+                    pi += 1
+                    continue
+                case .literal(let c):
+                    if c == characters[si] {
+                        si += 1
+                        pi += 1
+                        continue
+                    }
+                }
+            }
+            guard starPattern >= 0 else { return false }
+            pi = starPattern + 1
+            starString += 1
+            si = starString
+        }
+        while pi < tokens.count && tokens[pi] == .many { pi += 1 }
+        return pi == tokens.count
+    }
+}
+
+/// A compiled `MATCHES` regular expression, matched against the whole string.
+final class RegexMatcher: @unchecked Sendable {
+    let regex: NSRegularExpression?
+
+    init(pattern: String, caseInsensitive: Bool) {
+        regex = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z",
+                                         options: caseInsensitive ? [.caseInsensitive] : [])
+    }
+
+    func matches(_ string: String) -> Bool {
+        guard let regex else { return false }
+        let range = NSRange(location: 0, length: string.utf16.count)
+        return regex.firstMatch(in: string, options: [], range: range) != nil
+    }
+}
+
+/// Remembers the last compiled pattern for patterns that are not constants.
+final class PatternCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var likeKey: String?
+    private var like: LikePattern?
+    private var regexKey: String?
+    private var regex: RegexMatcher?
+
+    func likePattern(_ pattern: String) -> LikePattern {
+        lock.lock()
+        defer { lock.unlock() }
+        if let like, likeKey == pattern { return like }
+        let compiled = LikePattern(pattern)
+        like = compiled
+        likeKey = pattern
+        return compiled
+    }
+
+    func regexMatcher(_ pattern: String, caseInsensitive: Bool) -> RegexMatcher {
+        lock.lock()
+        defer { lock.unlock() }
+        if let regex, regexKey == pattern { return regex }
+        let compiled = RegexMatcher(pattern: pattern, caseInsensitive: caseInsensitive)
+        regex = compiled
+        regexKey = pattern
+        return compiled
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+
+/// Connects contexts to stores: it routes fetches to the stores that hold an entity and writes
+/// each save to them.
+///
+/// All store access is serialized by the coordinator's lock.
+open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
+    /// The model of every store the coordinator uses.
+    public let managedObjectModel: NSManagedObjectModel
+    /// A name shown in logs.
+    public var name: String?
+    private var stores: [NSPersistentStore] = []
+    private let lock = NSRecursiveLock()
+    private var rootContexts: [WeakContext] = []
+
+    /// Creates a coordinator for a model, freezing the model.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        self.managedObjectModel = model
+        model.freeze()
+        EntityClassRegistry.register(model)
+    }
+
+    /// The stores, in the order they were added.
+    public var persistentStores: [NSPersistentStore] { withLock { stores } }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Runs a block with the coordinator locked, and waits.
+    public func performAndWait(_ block: () -> Void) { withLock(block) }
+
+    /// Runs a block with the coordinator locked, on a background queue.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async { self.withLock(block) }
+    }
+
+    // MARK: Adding and removing stores
+
+    /// Opens a store and adds it. Throws Core Data's errors for a missing, corrupt, foreign or
+    /// incompatible file, leaving the file untouched.
+    @discardableResult
+    public func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        let store: NSPersistentStore
+        switch storeType {
+        case NSSQLiteStoreType:
+            guard let storeURL else { throw CoreDataError.make(.invalidType, "A SQLite store needs a file URL.") }
+            store = SQLiteStore(model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
+        case NSInMemoryStoreType:
+            store = AtomicStore(kind: .inMemory, model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
+        case NSBinaryStoreType:
+            guard let storeURL else { throw CoreDataError.make(.invalidType, "A binary store needs a file URL.") }
+            store = AtomicStore(kind: .binary, model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
+        default:
+            throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'. Use NSSQLiteStoreType, NSInMemoryStoreType or NSBinaryStoreType.")
+        }
+        if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
+            throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
+        }
+        try withLock {
+            if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == storeURL.standardizedFileURL }) {
+                throw CoreDataError.make(.openFailed, "The store at \(storeURL.path) is already added to this coordinator.")
+            }
+            try store.load()
+            store.persistentStoreCoordinator = self
+            PersistentStoreRegistry.register(store)
+            stores.append(store)
+        }
+        return store
+    }
+
+    /// Opens a store with the newer store-type spelling.
+    @discardableResult
+    public func addPersistentStore(type: NSPersistentStore.StoreType, configuration: String? = nil, at storeURL: URL, options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
+    }
+
+    /// Opens the store a description describes and calls the handler with the outcome.
+    public func addPersistentStore(with description: NSPersistentStoreDescription, completionHandler block: (NSPersistentStoreDescription, Error?) -> Void) {
+        do {
+            try addPersistentStore(ofType: description.type, configurationName: description.configuration, at: description.url, options: description.options)
+            block(description, nil)
+        } catch {
+            block(description, error)
+        }
+    }
+
+    /// Removes a store from the coordinator and closes it.
+    public func remove(_ store: NSPersistentStore) throws {
+        withLock {
+            stores.removeAll { $0 === store }
+            store.close()
+            store.persistentStoreCoordinator = nil
+        }
+    }
+
+    /// The store at a URL, if added.
+    public func persistentStore(for url: URL) -> NSPersistentStore? {
+        withLock { stores.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+    }
+
+    /// The URL of a store.
+    public func url(for store: NSPersistentStore) -> URL {
+        store.url ?? URL(fileURLWithPath: "/dev/null")
+    }
+
+    /// The metadata of an added store.
+    public func metadata(for store: NSPersistentStore) -> [String: Any] {
+        store.metadata ?? [:]
+    }
+
+    /// Replaces the metadata of an added store; written at the next save.
+    public func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        store.metadata = metadata
+    }
+
+    /// The metadata of a store file, without adding it.
+    public class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        switch storeType {
+        case NSSQLiteStoreType: return try SQLiteStore.readMetadata(at: url)
+        case NSBinaryStoreType: return try AtomicStore.readMetadata(at: url)
+        default: throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+        }
+    }
+
+    /// Deletes a store's files (for SQLite: the database, its WAL and shared-memory files).
+    public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        try withLock {
+            if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) { try remove(store) }
+            for suffix in ["", "-wal", "-shm"] {
+                let path = url.path + suffix
+                if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+            }
+        }
+    }
+
+    // MARK: IDs
+
+    /// The object ID a URI from `uriRepresentation()` names, if its store is added.
+    public func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host else { return nil }
+        let parts = url.path.split(separator: "/")
+        guard parts.count == 2, parts[1].hasPrefix("p"), let pk = Int64(parts[1].dropFirst()) else { return nil }
+        return withLock {
+            guard let store = stores.first(where: { $0.identifier == host }),
+                  let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
+            return store.objectID(for: entity, primaryKey: pk)
+        }
+    }
+
+    func store(for entity: NSEntityDescription, among affected: [NSPersistentStore]? = nil) -> NSPersistentStore? {
+        (affected ?? stores).first { $0.holds(entity) }
+    }
+
+    func store(for objectID: NSManagedObjectID) -> NSPersistentStore? {
+        if let identifier = objectID.storeIdentifier { return stores.first { $0.identifier == identifier } }
+        return store(for: objectID.entity)
+    }
+
+    func obtainPermanentIDs(for ids: [NSManagedObjectID]) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        try withLock {
+            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            for (entity, group) in Dictionary(grouping: ids, by: { ObjectIdentifier($0.entity) }).map({ ($0.value[0].entity, $0.value) }) {
+                guard let store = store(for: entity) else { throw noStore(for: entity) }
+                let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
+                for (id, key) in zip(group, keys) { mapping[id] = store.objectID(for: entity, primaryKey: key) }
+            }
+            return mapping
+        }
+    }
+
+    private func noStore(for entity: NSEntityDescription) -> NSError {
+        CoreDataError.make(.coreData, "No persistent store holds entity '\(entity.name ?? "?")': add a store (whose configuration includes it) before using it.")
+    }
+
+    // MARK: ParentStore
+
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+        try withLock {
+            let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
+            if targets.count == 1 { return try targets[0].fetchRows(request, entity: entity) }
+            var rows: [(NSManagedObjectID, StoredRow?)] = []
+            for store in targets { rows += try store.fetchRows(request, entity: entity) }
+            return rows
+        }
+    }
+
+    func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
+        try withLock {
+            try (request.affectedStores ?? stores).filter { $0.holds(entity) }.reduce(0) { $0 + (try $1.countRows(request, entity: entity)) }
+        }
+    }
+
+    func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
+        try withLock {
+            try (request.affectedStores ?? stores).filter { $0.holds(entity) }.flatMap { try $0.fetchDictionaries(request, entity: entity) }
+        }
+    }
+
+    func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
+        try withLock { try store(for: objectID)?.loadRow(objectID) }
+    }
+
+    func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
+        try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
+    }
+
+    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        try withLock {
+            var perStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
+            func add(_ record: SaveRecord, _ keyPath: WritableKeyPath<SaveChanges, [SaveRecord]>) throws {
+                guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
+                if store.isReadOnly {
+                    throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
+                }
+                perStore[ObjectIdentifier(store), default: (store, SaveChanges())].1[keyPath: keyPath].append(record)
+            }
+            for record in changes.inserted { try add(record, \.inserted) }
+            for record in changes.updated { try add(record, \.updated) }
+            for record in changes.deleted { try add(record, \.deleted) }
+            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            for (store, storeChanges) in perStore.values {
+                mapping.merge(try store.save(storeChanges)) { _, new in new }
+            }
+            return mapping
+        }
+    }
+
+    // MARK: Contexts
+
+    func register(_ context: NSManagedObjectContext) {
+        withLock {
+            rootContexts.removeAll { $0.context == nil }
+            rootContexts.append(WeakContext(context: context))
+        }
+    }
+
+    func forget(_ context: NSManagedObjectContext) {
+        withLock { rootContexts.removeAll { $0.context == nil || $0.context === context } }
+    }
+
+    func updateAutomaticMerging(for context: NSManagedObjectContext) {}
+
+    /// After a root context saved: contexts that merge automatically catch up.
+    func contextDidSave(_ ids: SavedObjectIDs, from source: NSManagedObjectContext) {
+        let contexts = withLock { rootContexts.compactMap(\.context) }
+        for context in contexts where context !== source && context.automaticallyMergesChangesFromParent {
+            context.parentDidSave(ids)
+        }
+        source.notifyChildrenOfSave(ids)
+    }
+}

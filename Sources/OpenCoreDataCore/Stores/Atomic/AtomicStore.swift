@@ -1,0 +1,300 @@
+import Foundation
+import OrderedCollections
+
+/// The in-memory store and the binary store: the whole object graph's rows held in memory.
+///
+/// The binary store loads its file whole when added and writes it whole, atomically (a temporary
+/// file renamed over the old one), on every save. Fetches evaluate predicates and sort in memory,
+/// with the same evaluator the contexts use.
+final class AtomicStore: NSPersistentStore, @unchecked Sendable {
+    enum Kind { case inMemory, binary }
+
+    /// One stored object.
+    struct Record {
+        var entity: NSEntityDescription
+        var values: ContiguousArray<Any?>
+        var version: Int64
+        /// Members of to-many relationships by slot.
+        var toMany: [Int: [NSManagedObjectID]]
+    }
+
+    let kind: Kind
+    private var records: [NSManagedObjectID: Record] = [:]
+    private var order: OrderedSet<NSManagedObjectID> = []
+    private var maxPrimaryKey: [String: Int64] = [:]
+
+    init(kind: Kind, model: NSManagedObjectModel, configurationName: String?, url: URL?, options: [AnyHashable: Any]?) {
+        self.kind = kind
+        super.init(model: model, configurationName: configurationName, url: url, options: options)
+    }
+
+    override var type: String { kind == .binary ? NSBinaryStoreType : NSInMemoryStoreType }
+
+    // MARK: Loading
+
+    override func load() throws {
+        metadata = initialMetadata()
+        identifier = metadata[NSStoreUUIDKey] as? String
+        guard kind == .binary, let url, FileManager.default.fileExists(atPath: url.path) else { return }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoPermission, "The binary store at \(url.path) can't be read.", url: url)
+        }
+        try decode(data, url: url)
+    }
+
+    static func readMetadata(at url: URL) throws -> [String: Any] {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
+        }
+        guard let root = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+              let metadata = root["metadata"] as? [String: Any] else {
+            throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
+        }
+        return metadata
+    }
+
+    private func decode(_ data: Data, url: URL) throws {
+        guard let root = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+              let storedMetadata = root["metadata"] as? [String: Any],
+              let objects = root["objects"] as? [[String: Any]] else {
+            throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
+        }
+        let hashes = storedMetadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        for entity in entities where hashes[entity.name ?? ""] != entity.versionHash {
+            throw CoreDataError.make(.incompatibleVersionHash, "The model used to open the store is incompatible with the one used to create the store at \(url.path) (entity \(entity.name ?? "?")).", url: url)
+        }
+        metadata = storedMetadata
+        identifier = storedMetadata[NSStoreUUIDKey] as? String ?? identifier
+        let byName = model.entitiesByName
+        for object in objects {
+            guard let entityName = object["e"] as? String, let entity = byName[entityName], let pk = (object["pk"] as? NSNumber)?.int64Value else {
+                throw CoreDataError.make(.fileReadCorruptFile, "The binary store at \(url.path) has a malformed object.", url: url)
+            }
+            let stored = object["v"] as? [String: Any] ?? [:]
+            var values = ContiguousArray<Any?>(repeating: nil, count: entity.frozenProperties.count)
+            var toMany: [Int: [NSManagedObjectID]] = [:]
+            for property in entity.frozenProperties where !property.isTransient {
+                guard let raw = stored[property.name] else { continue }
+                if let relationship = property as? NSRelationshipDescription {
+                    let references = relationship.isToMany ? (raw as? [[String: Any]] ?? []) : [raw as? [String: Any] ?? [:]]
+                    let ids = references.compactMap { reference -> NSManagedObjectID? in
+                        guard let name = reference["e"] as? String, let target = byName[name], let key = (reference["pk"] as? NSNumber)?.int64Value else { return nil }
+                        return objectID(for: target, primaryKey: key)
+                    }
+                    if relationship.isToMany { toMany[relationship.slot] = ids } else { values[relationship.slot] = ids.first }
+                } else if let attribute = property as? NSAttributeDescription {
+                    values[attribute.slot] = PlistValueCoding.decode(raw, for: attribute)
+                }
+            }
+            let id = objectID(for: entity, primaryKey: pk)
+            records[id] = Record(entity: entity, values: values, version: (object["opt"] as? NSNumber)?.int64Value ?? 1, toMany: toMany)
+            order.append(id)
+            let root = entity.rootEntity.name ?? ""
+            maxPrimaryKey[root] = max(maxPrimaryKey[root] ?? 0, pk)
+        }
+    }
+
+    private func encode() throws -> Data {
+        var objects: [[String: Any]] = []
+        for id in order {
+            guard let record = records[id] else { continue }
+            var values: [String: Any] = [:]
+            for property in record.entity.frozenProperties where !property.isTransient {
+                if let relationship = property as? NSRelationshipDescription {
+                    if relationship.isToMany {
+                        values[property.name] = (record.toMany[relationship.slot] ?? []).map(Self.reference)
+                    } else if let target = record.values[relationship.slot] as? NSManagedObjectID {
+                        values[property.name] = Self.reference(target)
+                    }
+                } else if let attribute = property as? NSAttributeDescription, let value = record.values[attribute.slot] {
+                    if let encoded = PlistValueCoding.encode(value, for: attribute) { values[property.name] = encoded }
+                }
+            }
+            objects.append(["e": record.entity.name ?? "", "pk": NSNumber(value: id.primaryKey), "opt": NSNumber(value: record.version), "v": values])
+        }
+        return try PropertyListSerialization.data(fromPropertyList: ["metadata": metadata as Any, "objects": objects], format: .binary, options: 0)
+    }
+
+    private static func reference(_ id: NSManagedObjectID) -> [String: Any] {
+        ["e": id.entity.name ?? "", "pk": NSNumber(value: id.primaryKey)]
+    }
+
+    // MARK: Fetching
+
+    private func matching(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> [NSManagedObjectID] {
+        var ids: [NSManagedObjectID] = order.elements.filter { id in
+            guard let record = records[id] else { return false }
+            return request.includesSubentities ? record.entity.isKindOf(entity: entity) : record.entity === entity
+        }
+        if let predicate = request.predicate {
+            ids = ids.filter { predicate.evaluate(with: RowReader(store: self, id: $0)) }
+        }
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            let readers = Dictionary(uniqueKeysWithValues: ids.map { ($0, RowReader(store: self, id: $0)) })
+            ids.sort { lhs, rhs in
+                for descriptor in descriptors {
+                    let order = descriptor.compare(readers[lhs]!, to: readers[rhs]!)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
+        }
+        if request.fetchOffset > 0 { ids = Array(ids.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { ids = Array(ids.prefix(request.fetchLimit)) }
+        return ids
+    }
+
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+        matching(request, entity: entity).map { id in
+            (id, request.includesPropertyValues ? records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
+        }
+    }
+
+    override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
+        matching(request, entity: entity).count
+    }
+
+    override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
+        DictionaryResults.make(from: try fetchRows(request, entity: entity), request: request, entity: entity)
+    }
+
+    override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
+        records[objectID].map { StoredRow(values: $0.values, version: $0.version) }
+    }
+
+    override func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
+        (records[objectID]?.toMany[relationship.slot] ?? []).filter { records[$0] != nil }
+    }
+
+    /// Reads a stored value for the in-memory evaluator.
+    func value(of id: NSManagedObjectID, forKey key: String) -> Any? {
+        guard let record = records[id], let property = record.entity.frozenPropertiesByName[key] else { return nil }
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                return (record.toMany[relationship.slot] ?? []).filter { records[$0] != nil }.map { RowReader(store: self, id: $0) }
+            }
+            return (record.values[relationship.slot] as? NSManagedObjectID).map { RowReader(store: self, id: $0) }
+        }
+        return record.values[property.slot]
+    }
+
+    // MARK: Saving
+
+    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        let root = entity.rootEntity.name ?? ""
+        let first = (maxPrimaryKey[root] ?? 0) + 1
+        maxPrimaryKey[root] = first + Int64(count) - 1
+        return count > 0 ? Array(first..<(first + Int64(count))) : []
+    }
+
+    override func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        let savedRecords = records
+        let savedOrder = order
+        let savedKeys = maxPrimaryKey
+        do {
+            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            for record in changes.inserted {
+                let key = try allocatePrimaryKeys(for: record.entity, count: 1)[0]
+                mapping[record.objectID] = objectID(for: record.entity, primaryKey: key)
+            }
+            let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping[$0] ?? $0 }
+            func translated(_ record: SaveRecord) -> (ContiguousArray<Any?>, [Int: [NSManagedObjectID]]) {
+                var values = record.values
+                for index in values.indices { if let id = values[index] as? NSManagedObjectID { values[index] = permanent(id) } }
+                return (values, record.toMany.mapValues { $0.map(permanent) })
+            }
+            for record in changes.deleted {
+                records[record.objectID] = nil
+                order.remove(record.objectID)
+            }
+            for record in changes.inserted {
+                let id = permanent(record.objectID)
+                let (values, toMany) = translated(record)
+                records[id] = Record(entity: record.entity, values: values, version: 1, toMany: toMany)
+                order.append(id)
+            }
+            for record in changes.updated {
+                guard let existing = records[record.objectID] else {
+                    throw CoreDataError.make(.mergeConflict, "Could not merge changes: \(record.objectID) was deleted from the store.", userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
+                }
+                if existing.version != record.version {
+                    throw CoreDataError.make(.mergeConflict, "Could not merge changes: \(record.objectID) changed in the store since it was fetched.", userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
+                }
+                let (values, toMany) = translated(record)
+                records[record.objectID] = Record(entity: record.entity, values: values, version: existing.version + 1, toMany: existing.toMany.merging(toMany) { _, new in new })
+            }
+            if kind == .binary, let url {
+                do {
+                    try encode().write(to: url, options: .atomic)
+                } catch {
+                    throw CoreDataError.make(.saveFailed, "The binary store at \(url.path) could not be written: \(error.localizedDescription)", url: url, userInfo: [NSUnderlyingErrorKey: error])
+                }
+            }
+            return mapping
+        } catch {
+            records = savedRecords
+            order = savedOrder
+            maxPrimaryKey = savedKeys
+            throw error
+        }
+    }
+}
+
+/// A stored row seen by the in-memory evaluator as a key-value readable object.
+final class RowReader: KeyValueCodingReadable, Hashable {
+    let store: AtomicStore
+    let id: NSManagedObjectID
+
+    init(store: AtomicStore, id: NSManagedObjectID) {
+        self.store = store
+        self.id = id
+    }
+
+    func value(forKey key: String) -> Any? {
+        if key == "objectID" { return id }
+        return store.value(of: id, forKey: key)
+    }
+
+    static func == (lhs: RowReader, rhs: RowReader) -> Bool { lhs.id == rhs.id }
+    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// Converts attribute values to and from property-list values for the binary store.
+enum PlistValueCoding {
+    static func encode(_ value: Any, for attribute: NSAttributeDescription) -> Any? {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            return AttributeValueCoding.exactInteger(value).map { NSNumber(value: $0) }
+        case .booleanAttributeType: return NSNumber(value: (value as? Bool) ?? false)
+        case .doubleAttributeType, .floatAttributeType: return AttributeValueCoding.numericValue(value).map { NSNumber(value: $0) }
+        case .decimalAttributeType: return "\(value)"
+        case .stringAttributeType: return value as? String
+        case .dateAttributeType: return (value as? Date).map { NSNumber(value: $0.timeIntervalSinceReferenceDate) }
+        case .binaryDataAttributeType: return value as? Data
+        case .UUIDAttributeType: return (value as? UUID)?.uuidString
+        case .URIAttributeType: return (value as? URL)?.absoluteString
+        case .transformableAttributeType: return TransformableCoding.encode(value, for: attribute)
+        default: return nil
+        }
+    }
+
+    static func decode(_ raw: Any, for attribute: NSAttributeDescription) -> Any? {
+        let number = raw as? NSNumber
+        switch attribute.attributeType {
+        case .integer16AttributeType: return number.map { Int16(truncatingIfNeeded: $0.int64Value) }
+        case .integer32AttributeType: return number.map { Int32(truncatingIfNeeded: $0.int64Value) }
+        case .integer64AttributeType: return number?.int64Value
+        case .booleanAttributeType: return number?.boolValue
+        case .doubleAttributeType: return number?.doubleValue
+        case .floatAttributeType: return number?.floatValue
+        case .decimalAttributeType: return (raw as? String).flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
+        case .stringAttributeType: return raw as? String
+        case .dateAttributeType: return number.map { Date(timeIntervalSinceReferenceDate: $0.doubleValue) }
+        case .binaryDataAttributeType: return raw as? Data
+        case .UUIDAttributeType: return (raw as? String).flatMap(UUID.init(uuidString:))
+        case .URIAttributeType: return (raw as? String).flatMap(URL.init(string:))
+        case .transformableAttributeType: return TransformableCoding.decode(raw as? Data, for: attribute)
+        default: return nil
+        }
+    }
+}

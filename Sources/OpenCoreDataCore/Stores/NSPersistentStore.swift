@@ -1,0 +1,136 @@
+import Foundation
+
+/// The type string of the SQLite store.
+public let NSSQLiteStoreType = "SQLite"
+/// The type string of the in-memory store.
+public let NSInMemoryStoreType = "InMemory"
+/// The type string of the binary (atomic) store.
+public let NSBinaryStoreType = "Binary"
+
+/// Metadata key: the store's unique identifier.
+public let NSStoreUUIDKey = "NSStoreUUID"
+/// Metadata key: the store's type.
+public let NSStoreTypeKey = "NSStoreType"
+/// Metadata key: the version hashes of the model the store was written with, by entity name.
+public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
+/// Metadata key: the model version identifiers the store was written with.
+public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+/// Metadata key: the Core Data framework version that wrote the store.
+public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
+
+/// Option: open the store read-only.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// Option: migrate the store automatically when its model changed.
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+/// Option: infer the mapping model for automatic migration.
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// Option: SQLite pragmas, as a dictionary of names to values.
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+/// Option: track persistent history.
+public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+/// Option: post remote-change notifications.
+public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
+
+/// A place objects are kept: a SQLite file, memory, or a binary file.
+///
+/// Subclasses implement the internal engine methods; users get stores from a coordinator.
+open class NSPersistentStore: @unchecked Sendable {
+    /// The store types, Apple's newer spelling.
+    public struct StoreType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The SQLite store.
+        public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        /// The in-memory store.
+        public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+        /// The binary store.
+        public static let binary = StoreType(rawValue: NSBinaryStoreType)
+    }
+
+    /// The store's type string.
+    open var type: String { "" }
+    /// The store's file (nil or `/dev/null` for an in-memory store).
+    open var url: URL?
+    /// The store's unique identifier (its `NSStoreUUID`).
+    open var identifier: String!
+    /// The model configuration the store holds.
+    open var configurationName: String
+    /// The options the store was added with.
+    public let options: [AnyHashable: Any]?
+    /// Whether saving to the store is refused.
+    open var isReadOnly: Bool
+    /// The coordinator that uses the store.
+    public internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    /// The store's metadata.
+    open var metadata: [String: Any]!
+
+    let model: NSManagedObjectModel
+
+    init(model: NSManagedObjectModel, configurationName: String?, url: URL?, options: [AnyHashable: Any]?) {
+        self.model = model
+        self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.url = url
+        self.options = options
+        self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+    }
+
+    /// The entities this store holds.
+    var entities: [NSEntityDescription] {
+        model.entities(forConfigurationName: configurationName) ?? model.entities
+    }
+
+    /// Whether the store holds objects of an entity.
+    func holds(_ entity: NSEntityDescription) -> Bool {
+        entities.contains { $0 === entity }
+    }
+
+    /// The metadata a new store starts with.
+    func initialMetadata() -> [String: Any] {
+        [
+            NSStoreUUIDKey: UUID().uuidString,
+            NSStoreTypeKey: type,
+            NSStoreModelVersionHashesKey: Dictionary(entities.compactMap { entity in entity.name.map { ($0, entity.versionHash) } }, uniquingKeysWith: { first, _ in first }),
+            NSStoreModelVersionIdentifiersKey: model.versionIdentifiers.compactMap { $0.base as? String },
+            NSPersistenceFrameworkVersionKey: 1,
+            "NSStoreModelVersionHashesVersion": 3,
+        ]
+    }
+
+    // MARK: Engine (overridden by each store)
+
+    func load() throws {}
+    func close() {}
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
+    func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }
+    func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
+    func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? { nil }
+    func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
+    /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
+    func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] { [:] }
+    /// Reserves primary keys for new objects of an entity.
+    func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
+
+    /// A permanent ID in this store.
+    func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: primaryKey)
+    }
+}
+
+/// Finds stores by identifier, for `NSManagedObjectID.persistentStore`.
+enum PersistentStoreRegistry {
+    private final class WeakStore {
+        weak var store: NSPersistentStore?
+        init(_ store: NSPersistentStore) { self.store = store }
+    }
+
+    private static let stores = LockedValue<[String: WeakStore]>([:])
+
+    static func register(_ store: NSPersistentStore) {
+        guard let identifier = store.identifier else { return }
+        stores.withLock { $0[identifier] = WeakStore(store) }
+    }
+
+    static func store(withIdentifier identifier: String) -> NSPersistentStore? {
+        stores.withLock { $0[identifier]?.store }
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+import GRDB
+
+/// Compiles a predicate tree into an SQL condition with the same meaning as in-memory evaluation.
+///
+/// - A comparison with NULL is false, so `!=` also matches NULL columns, and `NOT` coalesces its
+///   operand's NULL to false before negating.
+/// - String operators with options, `LIKE`, `MATCHES`, `BEGINSWITH`, `ENDSWITH` and `CONTAINS`
+///   call `OCD_MATCH`, which runs the very comparison the in-memory evaluator runs.
+/// - To-many key paths need `ANY`/`ALL`/`NONE` (or an aggregate such as `@count`) and become
+///   `EXISTS` subqueries; a bare to-many key is rejected.
+struct SQLPredicateCompiler {
+    var builder: SQLFetchBuilder
+    let rootAlias: String
+    let rootEntity: NSEntityDescription
+
+    init(builder: SQLFetchBuilder, rootAlias: String, rootEntity: NSEntityDescription) {
+        self.builder = builder
+        self.rootAlias = rootAlias
+        self.rootEntity = rootEntity
+    }
+
+    mutating func compile(_ predicate: NSPredicate) throws -> String {
+        try compile(predicate, alias: rootAlias, entity: rootEntity)
+    }
+
+    private mutating func compile(_ predicate: NSPredicate, alias: String, entity: NSEntityDescription) throws -> String {
+        if let error = predicate.formatError {
+            throw error
+        }
+        if let compound = predicate as? NSCompoundPredicate {
+            let parts = try compound.predicates.map { try compile($0, alias: alias, entity: entity) }
+            switch compound.compoundPredicateType {
+            case .and: return parts.isEmpty ? "1" : "(" + parts.joined(separator: " AND ") + ")"
+            case .or: return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
+            case .not: return "(NOT IFNULL(\(parts.first ?? "0"), 0))"
+            }
+        }
+        if let comparison = predicate as? NSComparisonPredicate {
+            return try compileComparison(comparison, alias: alias, entity: entity)
+        }
+        if let value = predicate.booleanValue { return value ? "1" : "0" }
+        throw unsupported("a block predicate", predicate)
+    }
+
+    // MARK: Comparisons
+
+    private mutating func compileComparison(_ predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
+        var left = predicate.leftExpression
+        var right = predicate.rightExpression
+        var op = predicate.predicateOperatorType
+        // Put the key path on the left.
+        if Self.isConstant(left), !Self.isConstant(right) {
+            if op == .in, case .keyPath = right.node, predicate.comparisonPredicateModifier == .direct {
+                // `value IN toMany` means ANY toMany == value.
+                let rewritten = NSComparisonPredicate(leftExpression: right, rightExpression: left, modifier: .any, type: .equalTo, options: predicate.options)
+                return try compileComparison(rewritten, alias: alias, entity: entity)
+            }
+            guard let flipped = Self.flipped(op) else { throw unsupported("a constant on the left of \(op)", predicate) }
+            swap(&left, &right)
+            op = flipped
+        }
+        guard case .keyPath(let operand, let path, let components) = left.node else {
+            if case .evaluatedObject = left.node {
+                return try compileColumnComparison(column: "\(alias).Z_PK", property: nil, op: op, right: right, predicate: predicate, alias: alias, entity: entity)
+            }
+            throw unsupported("a \(left.expressionType) expression on the left", predicate)
+        }
+        if let operand, operand.expressionType != .evaluatedObject {
+            throw unsupported("a key path starting from \(operand)", predicate)
+        }
+        // Split at the first to-many relationship.
+        var currentEntity = entity
+        var prefix: [String] = []
+        for (index, component) in components.enumerated() {
+            guard case .key(let key) = component else {
+                throw unsupported("the collection operator in \(path)", predicate)
+            }
+            if key == "self" || key == "SELF" { continue }
+            guard let property = currentEntity.frozenPropertiesByName[key] else {
+                throw SQLFetchBuilder.unknownKey(key, entity: currentEntity, keyPath: path)
+            }
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                let rest = Array(components[(index + 1)...])
+                let ownerKey = prefix.isEmpty ? "\(alias).Z_PK" : try builder.columnReference(forKeyPath: prefix.joined(separator: "."), from: alias, entity: entity).0
+                return try compileToMany(relationship, ownerKey: ownerKey, alias: alias, entity: entity, rest: rest, path: path, op: op, right: right, predicate: predicate)
+            }
+            prefix.append(key)
+            if let relationship = property as? NSRelationshipDescription { currentEntity = relationship.destinationEntity! }
+        }
+        if predicate.comparisonPredicateModifier != .direct {
+            throw CoreDataError.make(.unsupportedRequest, "\(predicate.comparisonPredicateModifier == .all ? "ALL" : "ANY/NONE") needs a to-many key path; \(path) has none (predicate: \(predicate)).", userInfo: ["predicate": predicate])
+        }
+        let (column, property) = try builder.columnReference(forKeyPath: prefix.isEmpty ? "self" : prefix.joined(separator: "."), from: alias, entity: entity)
+        return try compileColumnComparison(column: column, property: property, op: op, right: right, predicate: predicate, alias: alias, entity: entity)
+    }
+
+    /// `ANY/ALL/NONE toMany.rest op value`, `toMany.@count op value`, `toMany.@sum.key op value`.
+    private mutating func compileToMany(_ relationship: NSRelationshipDescription, ownerKey: String, alias: String, entity: NSEntityDescription, rest: [KeyPathComponent], path: String,
+                                        op: NSComparisonPredicate.Operator, right: NSExpression, predicate: NSComparisonPredicate) throws -> String {
+        guard let destination = relationship.destinationEntity, let destinationMapping = builder.schema.mapping(for: destination) else {
+            throw unsupported("the relationship \(relationship.name)", predicate)
+        }
+        let sub = builder.nextSubqueryAlias()
+        let correlation: String
+        if let join = builder.schema.joinTable(for: relationship) {
+            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            correlation = "FROM \(destinationMapping.tableName) \(sub) JOIN \(join.name) \(sub)x ON \(sub)x.\(theirs) = \(sub).Z_PK WHERE \(sub)x.\(mine) = \(ownerKey)"
+        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
+            correlation = "FROM \(destinationMapping.tableName) \(sub) WHERE \(sub).\(column) = \(ownerKey)"
+        } else {
+            throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't query the to-many relationship \(relationship.name) because it has no inverse.")
+        }
+        // Aggregates: toMany.@count, toMany.@sum.key …
+        if case .collectionOperator(let aggregate)? = rest.first {
+            let function: String
+            switch aggregate {
+            case .count: function = "COUNT(*)"
+            case .sum, .avg, .min, .max:
+                guard rest.count == 2, case .key(let key) = rest[1], let attribute = destination.frozenPropertiesByName[key] as? NSAttributeDescription,
+                      let column = destinationMapping.columnsBySlot[attribute.slot] else {
+                    throw unsupported("the aggregate in \(path)", predicate)
+                }
+                let name = ["@sum": "TOTAL", "@avg": "AVG", "@min": "MIN", "@max": "MAX"][aggregate.rawValue]!
+                function = "\(name)(\(sub).\(column))"
+            default:
+                throw unsupported("the collection operator \(aggregate.rawValue)", predicate)
+            }
+            let valueSQL = "(SELECT \(function) \(correlation))"
+            return try compileColumnComparison(column: valueSQL, property: nil, op: op, right: right, predicate: predicate, alias: alias, entity: entity)
+        }
+        guard predicate.comparisonPredicateModifier != .direct || op == .contains || op == .in else {
+            throw CoreDataError.make(.unsupportedRequest, "to-many key not allowed here: \(path) needs ANY, ALL, NONE or an aggregate such as @count (predicate: \(predicate)).", userInfo: ["predicate": predicate])
+        }
+        // `toMany CONTAINS object` without modifier: membership.
+        if predicate.comparisonPredicateModifier == .direct {
+            let inner = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: .equalTo, right: right, predicate: predicate)
+            return "EXISTS (SELECT 1 \(correlation) AND \(inner))"
+        }
+        let inner = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: op, right: right, predicate: predicate)
+        switch predicate.comparisonPredicateModifier {
+        case .any: return "EXISTS (SELECT 1 \(correlation) AND \(inner))"
+        case .all: return "NOT EXISTS (SELECT 1 \(correlation) AND NOT IFNULL(\(inner), 0))"
+        case .direct: return inner
+        @unknown default: throw unsupported("the modifier", predicate)
+        }
+    }
+
+    private mutating func compileElementComparison(rest: [KeyPathComponent], sub: String, destination: NSEntityDescription, op: NSComparisonPredicate.Operator,
+                                                   right: NSExpression, predicate: NSComparisonPredicate) throws -> String {
+        let keys = try rest.map { component -> String in
+            guard case .key(let key) = component else { throw unsupported("a collection operator after a to-many key", predicate) }
+            return key
+        }
+        if keys.contains(where: { key in (destination.frozenPropertiesByName[key] as? NSRelationshipDescription)?.isToMany == true }) {
+            throw unsupported("a key path through two to-many relationships", predicate)
+        }
+        let (column, property) = try builder.columnReference(forKeyPath: keys.isEmpty ? "self" : keys.joined(separator: "."), from: sub, entity: destination)
+        let direct = NSComparisonPredicate(leftExpression: predicate.leftExpression, rightExpression: right, modifier: .direct, type: op, options: predicate.options)
+        return try compileColumnComparison(column: column, property: property, op: op, right: right, predicate: direct, alias: sub, entity: destination)
+    }
+
+    // MARK: Column against a value
+
+    private mutating func compileColumnComparison(column: String, property: NSPropertyDescription?, op: NSComparisonPredicate.Operator, right: NSExpression,
+                                                  predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
+        // Column against another key path.
+        if case .keyPath(let operand, let path, _) = right.node, operand == nil || operand?.expressionType == .evaluatedObject {
+            let (other, _) = try builder.columnReference(forKeyPath: path, from: alias, entity: entity)
+            let needsMatch = !predicate.options.isEmpty || ![.equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo].contains(op)
+            if needsMatch {
+                let token = builder.registerMatch(predicate)
+                return "OCD_MATCH(\(token), \(column), \(other))"
+            }
+            switch op {
+            case .equalTo: return "(\(column) = \(other) OR (\(column) IS NULL AND \(other) IS NULL))"
+            case .notEqualTo: return "(NOT (\(column) = \(other) OR (\(column) IS NULL AND \(other) IS NULL)))"
+            default: return "(\(column) \(Self.sqlOperator(op)) \(other))"
+            }
+        }
+        guard Self.isConstant(right) else {
+            if case .variable(let name) = right.node {
+                throw CoreDataError.make(.coreData, "The predicate uses the variable $\(name) with no value: substitute it with withSubstitutionVariables(_:) or fetchRequestFromTemplate(withName:substitutionVariables:).", userInfo: ["variable": name])
+            }
+            throw unsupported("a \(right.expressionType) expression on the right", predicate)
+        }
+        let value = Self.constant(right)
+        let attribute = property as? NSAttributeDescription
+        try checkType(value, attribute: attribute, predicate: predicate, op: op)
+
+        let stringOperator: Set<NSComparisonPredicate.Operator> = [.beginsWith, .endsWith, .contains, .like, .matches]
+        if stringOperator.contains(op) || (!predicate.options.isEmpty && attribute?.attributeType == .stringAttributeType) {
+            if value == nil { return "0" }
+            let token = builder.registerMatch(NSComparisonPredicate(leftExpression: .expressionForEvaluatedObject(), rightExpression: right, modifier: .direct, type: op, options: predicate.options))
+            return "OCD_MATCH(\(token), \(column))"
+        }
+        switch op {
+        case .equalTo:
+            guard let value else { return "(\(column) IS NULL)" }
+            return "(\(column) = \(bind(value, property)))"
+        case .notEqualTo:
+            guard let value else { return "(\(column) IS NOT NULL)" }
+            return "(\(column) <> \(bind(value, property)) OR \(column) IS NULL)"
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard let value else { return "0" }
+            return "(\(column) \(Self.sqlOperator(op)) \(bind(value, property)))"
+        case .between:
+            guard let bounds = value.flatMap(Self.elements), bounds.count == 2 else {
+                throw CoreDataError.make(.coreData, "BETWEEN needs a collection of exactly two values (predicate: \(predicate)).", userInfo: ["predicate": predicate])
+            }
+            return "(\(column) BETWEEN \(bind(bounds[0], property)) AND \(bind(bounds[1], property)))"
+        case .in:
+            guard let value else { return "0" }
+            guard let elements = Self.elements(value) else {
+                let token = builder.registerMatch(NSComparisonPredicate(leftExpression: .expressionForEvaluatedObject(), rightExpression: right, modifier: .direct, type: op, options: predicate.options))
+                return "OCD_MATCH(\(token), \(column))"
+            }
+            let present = elements.filter { !($0 is NSNull) }
+            var parts: [String] = []
+            if !present.isEmpty { parts.append("\(column) IN (\(present.map { bind($0, property) }.joined(separator: ", ")))") }
+            if present.count != elements.count { parts.append("\(column) IS NULL") }
+            return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
+        default:
+            throw unsupported("the operator \(op)", predicate)
+        }
+    }
+
+    private mutating func bind(_ value: Any, _ property: NSPropertyDescription?) -> String {
+        builder.bind(Self.databaseValue(value, property))
+    }
+
+    static func databaseValue(_ value: Any, _ property: NSPropertyDescription?) -> DatabaseValue {
+        switch value {
+        case let object as NSManagedObject: return object.objectID.primaryKey.databaseValue
+        case let id as NSManagedObjectID: return id.primaryKey.databaseValue
+        case is NSNull: return .null
+        default: break
+        }
+        if let attribute = property as? NSAttributeDescription {
+            let normalized = AttributeValueCoding.normalize(value, for: attribute.attributeType)
+            if AttributeValueCoding.hasCanonicalType(normalized, for: attribute.attributeType) {
+                return SQLiteValueCoding.databaseValue(normalized, for: attribute, primaryKeyOf: { $0.primaryKey })
+            }
+        }
+        switch value {
+        case let string as String: return string.databaseValue
+        case let bool as Bool: return bool.databaseValue
+        case let date as Date: return date.timeIntervalSinceReferenceDate.databaseValue
+        case let uuid as UUID: return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
+        case let url as URL: return url.absoluteString.databaseValue
+        case let data as Data: return data.databaseValue
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue
+        default:
+            if let integer = AttributeValueCoding.exactInteger(value) { return integer.databaseValue }
+            if let number = AttributeValueCoding.numericValue(value) { return number.databaseValue }
+            return "\(value)".databaseValue
+        }
+    }
+
+    /// Rejects a constant whose type can't be compared with the attribute, as in-memory evaluation would never match it.
+    private func checkType(_ value: Any?, attribute: NSAttributeDescription?, predicate: NSComparisonPredicate, op: NSComparisonPredicate.Operator) throws {
+        guard let attribute, let value else { return }
+        let values = (op == .in || op == .between) ? (Self.elements(value) ?? [value]) : [value]
+        for element in values where !(element is NSNull) {
+            let isString = element is String
+            let isNumber = AttributeValueCoding.exactInteger(element) != nil || element is Double || element is Float || element is Decimal || element is Bool
+            let mismatch: Bool
+            switch attribute.attributeType {
+            case .stringAttributeType, .URIAttributeType: mismatch = isNumber && !(op == .in)
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType, .floatAttributeType, .decimalAttributeType, .booleanAttributeType:
+                mismatch = isString
+            case .dateAttributeType: mismatch = isString || (isNumber && !(element is Date))
+            default: mismatch = false
+            }
+            if mismatch {
+                throw CoreDataError.make(.coreData, "Type mismatch in predicate \(predicate): \(attribute.name) is a \(attribute.attributeType.xcodeName) attribute but is compared with \(type(of: element)) value \(element).",
+                                         userInfo: ["predicate": predicate, "key": attribute.name])
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    static func isConstant(_ expression: NSExpression) -> Bool {
+        switch expression.node {
+        case .constant: return true
+        case .aggregate: return expression.constantElements != nil
+        default: return false
+        }
+    }
+
+    static func constant(_ expression: NSExpression) -> Any? {
+        switch expression.node {
+        case .constant(let value): return value
+        case .aggregate: return expression.constantElements
+        default: return nil
+        }
+    }
+
+    static func elements(_ value: Any) -> [Any]? {
+        if value is String || value is Data { return nil }
+        if let array = value as? [Any] { return array }
+        if let set = value as? Set<AnyHashable> { return set.map(\.base) }
+        if let set = value as? NSSet { return set.allObjects }
+        if let ordered = value as? NSOrderedSet { return ordered.array }
+        if let array = value as? NSArray { return array.map { $0 } }
+        return nil
+    }
+
+    static func flipped(_ op: NSComparisonPredicate.Operator) -> NSComparisonPredicate.Operator? {
+        switch op {
+        case .equalTo, .notEqualTo: op
+        case .lessThan: .greaterThan
+        case .lessThanOrEqualTo: .greaterThanOrEqualTo
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqualTo: .lessThanOrEqualTo
+        default: nil
+        }
+    }
+
+    static func sqlOperator(_ op: NSComparisonPredicate.Operator) -> String {
+        switch op {
+        case .lessThan: "<"
+        case .lessThanOrEqualTo: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqualTo: ">="
+        case .notEqualTo: "<>"
+        default: "="
+        }
+    }
+
+    private func unsupported(_ what: String, _ predicate: NSPredicate) -> NSError {
+        CoreDataError.make(.unsupportedRequest, "The SQLite store can't run \(what) (predicate: \(predicate)).", userInfo: ["predicate": predicate])
+    }
+}

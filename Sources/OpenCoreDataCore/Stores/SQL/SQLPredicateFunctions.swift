@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+
+/// The SQL functions and collations the SQLite store registers so SQL and in-memory evaluation agree.
+///
+/// `OCD_MATCH(token, value)` evaluates the comparison registered under `token` (its left side is
+/// the column's value); `OCD_MATCH(token, left, right)` compares two columns. Tokens live for one
+/// query.
+enum SQLPredicateFunctions {
+    private static let registry = LockedValue<(next: Int64, predicates: [Int64: NSComparisonPredicate])>((1, [:]))
+
+    static func register(_ predicate: NSComparisonPredicate) -> Int64 {
+        registry.withLock { state in
+            let token = state.next
+            state.next += 1
+            state.predicates[token] = predicate
+            return token
+        }
+    }
+
+    static func unregister(_ token: Int64) {
+        registry.withLock { _ = $0.predicates.removeValue(forKey: token) }
+    }
+
+    /// `OCD_MATCH`.
+    static let match = DatabaseFunction("OCD_MATCH", argumentCount: nil, pure: true) { values -> DatabaseValueConvertible? in
+        guard values.count >= 2, let token = Int64.fromDatabaseValue(values[0]),
+              let predicate = registry.withLock({ $0.predicates[token] }) else { return false }
+        let left = swiftValue(values[1])
+        if values.count == 3 {
+            let right = swiftValue(values[2])
+            let pair = NSComparisonPredicate(leftExpression: NSExpression(forConstantValue: left), rightExpression: NSExpression(forConstantValue: right),
+                                             modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
+            return pair.evaluate(with: nil)
+        }
+        return predicate.evaluate(with: left)
+    }
+
+    static func swiftValue(_ value: DatabaseValue) -> Any? {
+        switch value.storage {
+        case .null: nil
+        case .int64(let integer): integer
+        case .double(let double): double
+        case .string(let string): string
+        case .blob(let data): data
+        }
+    }
+}
+
+/// Collations named after the sort selectors, calling the same comparison as in-memory sorting.
+enum SQLiteCollations {
+    static let names: [String: String] = [
+        "caseInsensitiveCompare:": "OCD_CASEINSENSITIVE",
+        "localizedCompare:": "OCD_LOCALIZED",
+        "localizedCaseInsensitiveCompare:": "OCD_LOCALIZEDCASEINSENSITIVE",
+        "localizedStandardCompare:": "OCD_LOCALIZEDSTANDARD",
+    ]
+
+    static func collationName(forSelector selector: String) -> String? { names[selector] }
+
+    static var all: [(String, @Sendable (String, String) -> ComparisonResult)] {
+        names.compactMap { selector, name in StringComparison.comparator(forSelectorName: selector).map { (name, $0) } }
+    }
+}
+
+/// SQL debug output in the style of Core Data's `-com.apple.CoreData.SQLDebug 1`.
+enum SQLDebugLog {
+    static func statement(_ sql: String, rows: Int, start: UInt64, isFetch: Bool = true) {
+        guard CoreDataLog.sqlDebugLevel > 0 else { return }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        CoreDataLog.sqlLogger.info("sql: \(sql)")
+        if isFetch {
+            CoreDataLog.sqlLogger.info("\(String(format: "total fetch execution time: %.4fs for %d rows.", seconds, rows))")
+        }
+    }
+
+    static func save(inserted: Int, updated: Int, deleted: Int, start: UInt64) {
+        guard CoreDataLog.sqlDebugLevel > 0 else { return }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        CoreDataLog.sqlLogger.info("\(String(format: "total save execution time: %.4fs (%d inserted, %d updated, %d deleted).", seconds, inserted, updated, deleted))")
+    }
+}
+
+/// Builds dictionary results from fetched rows.
+enum DictionaryResults {
+    static func make(from rows: [(NSManagedObjectID, StoredRow?)], request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> [[String: Any]] {
+        let properties: [NSPropertyDescription]
+        if let requested = request.propertiesToFetch {
+            properties = requested.compactMap { item in
+                if let name = item as? String { return entity.frozenPropertiesByName[name] }
+                return item as? NSPropertyDescription
+            }
+        } else {
+            properties = entity.frozenAttributes.filter { !$0.isTransient }
+        }
+        var results: [[String: Any]] = []
+        var seen: [[String: AnyHashable]] = []
+        for (id, row) in rows {
+            guard let row else { continue }
+            let rowEntity = id.entity
+            var dictionary: [String: Any] = [:]
+            for property in properties {
+                guard let own = rowEntity.frozenPropertiesByName[property.name], let value = row.values[own.slot] else { continue }
+                dictionary[property.name] = value
+            }
+            if request.returnsDistinctResults {
+                let key = dictionary.compactMapValues { $0 as? AnyHashable }
+                if seen.contains(key) { continue }
+                seen.append(key)
+            }
+            results.append(dictionary)
+        }
+        return results
+    }
+}

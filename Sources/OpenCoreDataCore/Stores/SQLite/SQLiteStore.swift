@@ -1,0 +1,531 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The SQLite store: incremental, in WAL mode, in Core Data's on-disk layout (see `SQLiteSchema`).
+///
+/// Fetches run in SQLite (filtering, sorting, limits); rows are decoded with the raw statement
+/// handle. A save is one immediate transaction: primary keys, inserts, updates, deletes and join
+/// rows commit together or not at all.
+final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
+    override var type: String { NSSQLiteStoreType }
+
+    private var database: DatabaseQueue!
+    private(set) var schema: SQLiteSchema!
+    private var metadataChanged = false
+
+    static let sqliteHeader = Array("SQLite format 3\0".utf8)
+
+    // MARK: Opening
+
+    override func load() throws {
+        guard let url else { throw CoreDataError.make(.invalidType, "A SQLite store needs a URL.") }
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        let isEmpty = exists && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
+        if exists && !isEmpty {
+            let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities)
+            schema = SQLiteSchema(entities: entities, storedNumbers: storedNumbers.numbers)
+            metadata = storedNumbers.metadata
+            try open(url)
+            try addMissingEntities(storedNumbers.numbers)
+        } else {
+            guard !isReadOnly else {
+                throw CoreDataError.make(.openFailed, "The read-only store at \(path) does not exist.", url: url)
+            }
+            schema = SQLiteSchema(entities: entities, storedNumbers: [:])
+            try open(url)
+            try createStore()
+        }
+        identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+    }
+
+    private func open(_ url: URL) throws {
+        var configuration = Configuration()
+        configuration.readonly = isReadOnly
+        configuration.journalMode = isReadOnly ? .default : .wal
+        configuration.busyMode = .timeout(10)
+        configuration.label = "OpenCoreData.SQLiteStore"
+        let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
+        configuration.prepareDatabase { db in
+            for pragma in pragmas { try db.execute(sql: pragma) }
+            db.add(function: SQLPredicateFunctions.match)
+            for (name, compare) in SQLiteCollations.all {
+                db.add(collation: DatabaseCollation(name) { lhs, rhs in compare(lhs, rhs) })
+            }
+        }
+        do {
+            database = try DatabaseQueue(path: url.path, configuration: configuration)
+        } catch {
+            throw Self.translate(error, url: url, during: "opening")
+        }
+    }
+
+    /// Checks an existing file without changing it; returns its entity numbers and metadata.
+    static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws -> (numbers: [String: Int], metadata: [String: Any]) {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
+        }
+        let header = handle.readData(ofLength: 16)
+        try? handle.close()
+        guard Array(header) == sqliteHeader else {
+            throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a SQLite database, so it can't be opened as a SQLite store.", url: url)
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let reader = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? reader.close() }
+            return try reader.inDatabase { db in
+                guard try db.tableExists("Z_METADATA"), try db.tableExists("Z_PRIMARYKEY") else {
+                    throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_METADATA table).", url: url)
+                }
+                let metadata = try readMetadata(db, url: url)
+                var numbers: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+                    if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
+                }
+                try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
+                return (numbers, metadata)
+            }
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch {
+            throw translate(error, url: url, during: "reading")
+        }
+    }
+
+    private static func readMetadata(_ db: Database, url: URL) throws -> [String: Any] {
+        guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
+            throw CoreDataError.make(.invalidType, "The Core Data store at \(url.path) has no metadata row.", url: url)
+        }
+        var metadata: [String: Any] = [:]
+        if let plist: Data = row["Z_PLIST"],
+           let decoded = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
+            metadata = decoded
+        }
+        if let uuid: String = row["Z_UUID"] { metadata[NSStoreUUIDKey] = uuid }
+        metadata[NSStoreTypeKey] = NSSQLiteStoreType
+        return metadata
+    }
+
+    /// A store is compatible when its version hashes match the model's, or, for a store written by
+    /// another Core Data implementation (whose hashes are computed differently), when every table
+    /// and column the model needs exists.
+    private static func checkCompatibility(_ db: Database, metadata: [String: Any], numbers: [String: Int], entities: [NSEntityDescription], url: URL) throws {
+        let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        let modelNames = Set(entities.compactMap(\.name))
+        let hashesMatch = entities.allSatisfy { entity in storeHashes[entity.name ?? ""] == entity.versionHash }
+        if hashesMatch && Set(storeHashes.keys) == modelNames { return }
+        let writtenHere = metadata[openCoreDataMarkerKey] != nil
+        if !writtenHere {
+            let schema = SQLiteSchema(entities: entities, storedNumbers: numbers)
+            var missing: [String] = []
+            if !modelNames.isSubset(of: Set(numbers.keys)) {
+                missing.append("entities \(modelNames.subtracting(numbers.keys).sorted().joined(separator: ", "))")
+            }
+            for (table, columns) in schema.expectedColumns() where missing.isEmpty {
+                guard try db.tableExists(table) else { missing.append("table \(table)"); continue }
+                let present = Set(try db.columns(in: table).map { $0.name.uppercased() })
+                let absent = columns.filter { !present.contains($0.uppercased()) }
+                if !absent.isEmpty { missing.append("columns \(absent.sorted().joined(separator: ", ")) of \(table)") }
+            }
+            if missing.isEmpty { return }
+            throw CoreDataError.make(.incompatibleVersionHash,
+                "The model used to open the store is incompatible with the one used to create the store at \(url.path): missing \(missing.joined(separator: "; ")).",
+                url: url, userInfo: ["NSStoreModelVersionHashes": storeHashes])
+        }
+        let changed = entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name)
+        let removed = Set(storeHashes.keys).subtracting(modelNames)
+        throw CoreDataError.make(.incompatibleVersionHash,
+            "The model used to open the store is incompatible with the one used to create the store at \(url.path) (changed entities: \((changed + removed).sorted().joined(separator: ", "))). Migrate the store or use the model version that created it.",
+            url: url, userInfo: ["NSStoreModelVersionHashes": storeHashes])
+    }
+
+    static let openCoreDataMarkerKey = "OpenCoreDataStoreVersion"
+
+    private func createStore() throws {
+        var initial = initialMetadata()
+        initial[Self.openCoreDataMarkerKey] = 1
+        initial["_NSAutoVacuumLevel"] = "2"
+        metadata = initial
+        try write { db in
+            for statement in schema.createStatements() { try db.execute(sql: statement) }
+            for entity in entities.sorted(by: { schema.mapping(for: $0)!.number < schema.mapping(for: $1)!.number }) {
+                let mapping = schema.mapping(for: entity)!
+                let superNumber = entity.superentity.flatMap { schema.mapping(for: $0)?.number } ?? 0
+                try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                               arguments: [mapping.number, entity.name, superNumber])
+            }
+            try writeMetadata(db)
+        }
+    }
+
+    /// Entities of the model that the store has never seen get numbers in Z_PRIMARYKEY (their tables exist).
+    private func addMissingEntities(_ stored: [String: Int]) throws {
+        let missing = entities.filter { stored[$0.name ?? ""] == nil }
+        guard !missing.isEmpty, !isReadOnly else { return }
+        try write { db in
+            for entity in missing {
+                let mapping = schema.mapping(for: entity)!
+                try db.execute(sql: "INSERT OR IGNORE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                               arguments: [mapping.number, entity.name, entity.superentity.flatMap { schema.mapping(for: $0)?.number } ?? 0])
+            }
+        }
+    }
+
+    private func writeMetadata(_ db: Database) throws {
+        let plist = try PropertyListSerialization.data(fromPropertyList: metadata as Any, format: .binary, options: 0)
+        try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                       arguments: [metadata[NSStoreUUIDKey] as? String, plist])
+    }
+
+    /// The metadata of a SQLite store file, read without opening it as a store.
+    static func readMetadata(at url: URL) throws -> [String: Any] {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
+        }
+        let header = handle.readData(ofLength: 16)
+        try? handle.close()
+        guard Array(header) == sqliteHeader else {
+            throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a SQLite database.", url: url)
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let reader = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? reader.close() }
+            return try reader.inDatabase { db in
+                guard try db.tableExists("Z_METADATA") else {
+                    throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store.", url: url)
+                }
+                return try readMetadata(db, url: url)
+            }
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch {
+            throw translate(error, url: url, during: "reading")
+        }
+    }
+
+    override func close() {
+        try? database?.close()
+        database = nil
+    }
+
+    // MARK: Errors
+
+    /// Maps SQLite errors to Core Data's: corruption → 259, full disk → 640, read-only → 513, others → 134180.
+    static func translate(_ error: Error, url: URL?, during action: String) -> NSError {
+        if let error = error as NSError?, error.domain == NSCocoaErrorDomain { return error }
+        guard let databaseError = error as? DatabaseError else {
+            return CoreDataError.make(.sqlite, "SQLite error while \(action): \(error)", url: url)
+        }
+        let info: [String: Any] = [NSSQLiteErrorDomain: Int(databaseError.resultCode.primaryResultCode.rawValue), NSUnderlyingErrorKey: databaseError as NSError]
+        switch databaseError.resultCode.primaryResultCode {
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return CoreDataError.make(.fileReadCorruptFile, "The store at \(url?.path ?? "?") is corrupt (\(databaseError.message ?? "")) while \(action).", url: url, userInfo: info)
+        case .SQLITE_FULL:
+            return CoreDataError.make(.fileWriteOutOfSpace, "The disk is full while \(action) the store at \(url?.path ?? "?").", url: url, userInfo: info)
+        case .SQLITE_READONLY, .SQLITE_PERM:
+            return CoreDataError.make(.fileWriteNoPermission, "The store at \(url?.path ?? "?") can't be written while \(action).", url: url, userInfo: info)
+        case .SQLITE_CANTOPEN:
+            return CoreDataError.make(.openFailed, "The store at \(url?.path ?? "?") can't be opened: \(databaseError.message ?? "")", url: url, userInfo: info)
+        default:
+            return CoreDataError.make(.sqlite, "SQLite error while \(action) the store at \(url?.path ?? "?"): \(databaseError.message ?? "\(databaseError)")", url: url, userInfo: info)
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.inDatabase(body)
+        } catch {
+            throw Self.translate(error, url: url, during: "reading")
+        }
+    }
+
+    private func write(_ body: (Database) throws -> Void) throws {
+        do {
+            try database.inTransaction(.immediate) { db in
+                try body(db)
+                return .commit
+            }
+        } catch {
+            throw Self.translate(error, url: url, during: "saving")
+        }
+    }
+
+    // MARK: Row decoding
+
+    /// How to decode rows of one entity from a select list.
+    private struct RowPlan {
+        let entity: NSEntityDescription
+        let slotCount: Int
+        /// (slot, column index, kind)
+        let columns: [(Int, Int32, SQLiteValueCoding.ColumnKind)]
+    }
+
+    /// The select list for a set of entities and each entity's decoding plan.
+    private final class SelectPlan {
+        var columns: [String] = []
+        var plans: [Int: RowPlan] = [:]
+    }
+
+    private var selectPlans: [ObjectIdentifier: SelectPlan] = [:]
+
+    private func selectPlan(for entity: NSEntityDescription) -> SelectPlan {
+        if let plan = selectPlans[ObjectIdentifier(entity)] { return plan }
+        let plan = SelectPlan()
+        var indexByColumn: [String: Int32] = [:]
+        let members = entity.selfAndDescendants.filter { schema.mapping(for: $0) != nil }
+        for member in members {
+            let mapping = schema.mapping(for: member)!
+            var columns: [(Int, Int32, SQLiteValueCoding.ColumnKind)] = []
+            for property in member.frozenProperties where !property.isTransient {
+                guard let column = mapping.columnsBySlot[property.slot] else { continue }
+                let index: Int32
+                if let existing = indexByColumn[column] {
+                    index = existing
+                } else {
+                    index = Int32(3 + plan.columns.count)
+                    indexByColumn[column] = index
+                    plan.columns.append(column)
+                }
+                columns.append((property.slot, index, SQLiteValueCoding.ColumnKind(property)))
+            }
+            plan.plans[mapping.number] = RowPlan(entity: member, slotCount: member.frozenProperties.count, columns: columns)
+        }
+        selectPlans[ObjectIdentifier(entity)] = plan
+        return plan
+    }
+
+    /// Makes an ID for a to-one column; for a destination with subentities, looks up the row's entity.
+    private func makeDestinationID(_ db: Database, _ destination: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID? {
+        if destination.subentities.isEmpty { return objectID(for: destination, primaryKey: pk) }
+        guard let mapping = schema.mapping(for: destination),
+              let number = try? Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [pk]),
+              let entity = schema.entity(number: number) else {
+            return objectID(for: destination, primaryKey: pk)
+        }
+        return objectID(for: entity, primaryKey: pk)
+    }
+
+    private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
+        var values = ContiguousArray<Any?>(repeating: nil, count: plan.slotCount)
+        for (slot, index, kind) in plan.columns {
+            values[slot] = SQLiteValueCoding.read(statement, index, kind) { destination, pk in
+                self.makeDestinationID(db, destination, pk)
+            }
+        }
+        return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
+    }
+
+    // MARK: Fetching
+
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+        guard schema.mapping(for: entity) != nil else { return [] }
+        let plan = selectPlan(for: entity)
+        let withValues = request.includesPropertyValues
+        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        let columns = ["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + (withValues ? plan.columns.map { "t0.\($0)" } : [])
+        let sql = query.selectSQL(columns: columns)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rows: [(NSManagedObjectID, StoredRow?)] = try read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(StatementArguments(query.arguments))
+            let handle = statement.sqliteStatement
+            defer { sqlite3_reset(handle) }
+            var result: [(NSManagedObjectID, StoredRow?)] = []
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+                let pk = sqlite3_column_int64(handle, 0)
+                let number = Int(sqlite3_column_int64(handle, 1))
+                guard let rowPlan = plan.plans[number] else { continue }
+                let id = objectID(for: rowPlan.entity, primaryKey: pk)
+                result.append((id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
+            }
+            return result
+        }
+        query.log(sql: sql, rows: rows.count, start: start)
+        return rows
+    }
+
+    override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
+        guard schema.mapping(for: entity) != nil else { return 0 }
+        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        let sql = query.countSQL()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let count = try read { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(query.arguments)) ?? 0 }
+        query.log(sql: sql, rows: 1, start: start)
+        return count
+    }
+
+    override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
+        let rows = try fetchRows(request, entity: entity)
+        return DictionaryResults.make(from: rows, request: request, entity: entity)
+    }
+
+    override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
+        guard let mapping = schema.mapping(for: objectID.entity) else { return nil }
+        let plan = selectPlan(for: objectID.entity.rootEntity)
+        let sql = "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK = ?"
+        let start = DispatchTime.now().uptimeNanoseconds
+        let row: StoredRow? = try read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments([objectID.primaryKey])
+            let handle = statement.sqliteStatement
+            defer { sqlite3_reset(handle) }
+            guard sqlite3_step(handle) == SQLITE_ROW else { return nil }
+            guard let rowPlan = plan.plans[Int(sqlite3_column_int64(handle, 1))] else { return nil }
+            return decodeRow(handle, plan: rowPlan, db: db)
+        }
+        SQLDebugLog.statement(sql, rows: row == nil ? 0 : 1, start: start)
+        return row
+    }
+
+    override func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
+        guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination) else { return [] }
+        let sql: String
+        if let join = schema.joinTable(for: relationship) {
+            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let order = join.orderColumn.map { " ORDER BY j.\($0)" } ?? ""
+            sql = "SELECT t.Z_PK, t.Z_ENT FROM \(join.name) j JOIN \(destinationMapping.tableName) t ON t.Z_PK = j.\(theirs) WHERE j.\(mine) = ?\(order)"
+        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
+            let order = schema.orderColumn(for: relationship).map { " ORDER BY \($0), Z_PK" } ?? " ORDER BY Z_PK"
+            sql = "SELECT Z_PK, Z_ENT FROM \(destinationMapping.tableName) WHERE \(column) = ?\(order)"
+        } else {
+            return []
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let ids: [NSManagedObjectID] = try read { db in
+            try Row.fetchAll(db, sql: sql, arguments: [objectID.primaryKey]).compactMap { row in
+                let entity = schema.entity(number: row[1]) ?? destination
+                return self.objectID(for: entity, primaryKey: row[0])
+            }
+        }
+        SQLDebugLog.statement(sql, rows: ids.count, start: start)
+        return ids
+    }
+
+    // MARK: Saving
+
+    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        var keys: [Int64] = []
+        try write { db in keys = try allocate(db, entity: entity, count: count) }
+        return keys
+    }
+
+    private func allocate(_ db: Database, entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        let rootNumber = schema.mapping(for: entity.rootEntity)!.number
+        let current = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [rootNumber]) ?? 0
+        let newMax = current + Int64(count)
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [newMax, rootNumber])
+        if entity !== entity.rootEntity {
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [newMax, schema.mapping(for: entity)!.number])
+        }
+        return Array((current + 1)...newMax)
+    }
+
+    override func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+        let start = DispatchTime.now().uptimeNanoseconds
+        try write { db in
+            // Permanent IDs, inside the transaction so a failed save leaves Z_PRIMARYKEY as it was.
+            for group in Dictionary(grouping: changes.inserted, by: { ObjectIdentifier($0.entity) }).values {
+                let entity = group[0].entity
+                let keys = try allocate(db, entity: entity, count: group.count)
+                for (record, key) in zip(group, keys) { mapping[record.objectID] = objectID(for: entity, primaryKey: key) }
+            }
+            let primaryKey: (NSManagedObjectID) -> Int64? = { id in
+                if let permanent = mapping[id] { return permanent.primaryKey }
+                return id.isTemporaryID ? nil : id.primaryKey
+            }
+            for record in changes.deleted { try delete(record, db) }
+            for record in changes.inserted { try insert(record, pk: mapping[record.objectID]!.primaryKey, db, primaryKey) }
+            for record in changes.updated { try update(record, db, primaryKey) }
+            for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
+            if metadataChanged { try writeMetadata(db); metadataChanged = false }
+        }
+        SQLDebugLog.save(inserted: changes.inserted.count, updated: changes.updated.count, deleted: changes.deleted.count, start: start)
+        return mapping
+    }
+
+    private func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+        let mapping = schema.mapping(for: record.entity)!
+        let slots = mapping.columnsBySlot.keys.sorted()
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
+        let sql = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let statement = try db.cachedStatement(sql: sql)
+        var arguments: [DatabaseValue] = [pk.databaseValue, mapping.number.databaseValue, 1.databaseValue]
+        arguments.reserveCapacity(columns.count)
+        let properties = record.entity.frozenProperties
+        for slot in slots {
+            arguments.append(SQLiteValueCoding.databaseValue(record.values[slot], for: properties[slot], primaryKeyOf: primaryKey))
+        }
+        statement.setUncheckedArguments(StatementArguments(arguments))
+        try statement.execute()
+    }
+
+    private func update(_ record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+        let mapping = schema.mapping(for: record.entity)!
+        let slots = mapping.columnsBySlot.keys.sorted()
+        let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
+        let sql = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+        let statement = try db.cachedStatement(sql: sql)
+        let properties = record.entity.frozenProperties
+        var arguments = slots.map { SQLiteValueCoding.databaseValue(record.values[$0], for: properties[$0], primaryKeyOf: primaryKey) }
+        arguments.append(record.objectID.primaryKey.databaseValue)
+        arguments.append(record.version.databaseValue)
+        statement.setUncheckedArguments(StatementArguments(arguments))
+        try statement.execute()
+        if db.changesCount == 0 {
+            let current = try Int64.fetchOne(db, sql: "SELECT Z_OPT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
+            throw CoreDataError.make(.mergeConflict,
+                "Could not merge changes: \(record.objectID) was \(current == nil ? "deleted" : "changed (version \(current!), expected \(record.version))") in the store since it was fetched.",
+                userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
+        }
+    }
+
+    private func delete(_ record: SaveRecord, _ db: Database) throws {
+        let mapping = schema.mapping(for: record.entity)!
+        try db.execute(sql: "DELETE FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
+        for relationship in record.entity.frozenRelationships {
+            guard let join = schema.joinTable(for: relationship) else { continue }
+            let column = join.owner === relationship ? join.sourceColumn : join.destinationColumn
+            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(column) = ?", arguments: [record.objectID.primaryKey])
+        }
+    }
+
+    private func writeToMany(_ record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+        guard !record.toMany.isEmpty, let ownPK = primaryKey(record.objectID) else { return }
+        let properties = record.entity.frozenProperties
+        for (slot, members) in record.toMany {
+            guard let relationship = properties[slot] as? NSRelationshipDescription else { continue }
+            if let join = schema.joinTable(for: relationship) {
+                let mine = join.owner === relationship ? join.sourceColumn : join.destinationColumn
+                let theirs = join.owner === relationship ? join.destinationColumn : join.sourceColumn
+                try db.execute(sql: "DELETE FROM \(join.name) WHERE \(mine) = ?", arguments: [ownPK])
+                let orderColumn = join.owner === relationship ? join.orderColumn : nil
+                let sql = "INSERT OR IGNORE INTO \(join.name) (\(mine), \(theirs)\(orderColumn.map { ", \($0)" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))"
+                for (index, member) in members.enumerated() {
+                    guard let memberPK = primaryKey(member) else { continue }
+                    var arguments: [DatabaseValue] = [ownPK.databaseValue, memberPK.databaseValue]
+                    if orderColumn != nil { arguments.append((index + 1).databaseValue) }
+                    try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                }
+            } else if let order = schema.orderColumn(for: relationship), let destination = relationship.destinationEntity,
+                      let table = schema.mapping(for: destination)?.tableName {
+                for (index, member) in members.enumerated() {
+                    guard let memberPK = primaryKey(member) else { continue }
+                    try db.execute(sql: "UPDATE \(table) SET \(order) = ? WHERE Z_PK = ?", arguments: [index + 1, memberPK])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+// Core Data's error codes in NSCocoaErrorDomain, with Apple's names and values.
+
+/// A managed object failed validation.
+public let NSManagedObjectValidationError = 1550
+/// Several validation errors; the individual errors are under `NSDetailedErrorsKey`.
+public let NSValidationMultipleErrorsError = 1560
+/// A non-optional property has no value.
+public let NSValidationMissingMandatoryPropertyError = 1570
+/// A to-many relationship has fewer objects than its minimum count.
+public let NSValidationRelationshipLacksMinimumCountError = 1580
+/// A to-many relationship has more objects than its maximum count.
+public let NSValidationRelationshipExceedsMaximumCountError = 1590
+/// A delete was refused by a Deny delete rule.
+public let NSValidationRelationshipDeniedDeleteError = 1600
+/// A number is larger than the attribute's maximum.
+public let NSValidationNumberTooLargeError = 1610
+/// A number is smaller than the attribute's minimum.
+public let NSValidationNumberTooSmallError = 1620
+/// A date is later than the attribute's maximum.
+public let NSValidationDateTooLateError = 1630
+/// A date is earlier than the attribute's minimum.
+public let NSValidationDateTooSoonError = 1640
+/// A date is invalid.
+public let NSValidationInvalidDateError = 1650
+/// A string is longer than the attribute's maximum.
+public let NSValidationStringTooLongError = 1660
+/// A string is shorter than the attribute's minimum.
+public let NSValidationStringTooShortError = 1670
+/// A string does not match the attribute's regular expression.
+public let NSValidationStringPatternMatchingError = 1680
+/// A value's type does not match its attribute (Core Data's invalid-value validation).
+public let NSValidationInvalidValueError = 1550
+/// An object references an object in another store.
+public let NSManagedObjectExternalRelationshipError = 133010
+/// The object graph references an object that no longer exists.
+public let NSManagedObjectReferentialIntegrityError = 133000
+/// A save found objects changed in the store since they were fetched.
+public let NSManagedObjectMergeError = 133020
+/// A save violated a uniqueness constraint.
+public let NSManagedObjectConstraintMergeError = 133021
+/// The store's type is unknown or the file is not a store of that type.
+public let NSPersistentStoreInvalidTypeError = 134000
+/// The store's type does not match the type requested.
+public let NSPersistentStoreTypeMismatchError = 134010
+/// The store's schema is incompatible with the model.
+public let NSPersistentStoreIncompatibleSchemaError = 134020
+/// A save to the store failed.
+public let NSPersistentStoreSaveError = 134030
+/// A save to one of several stores failed.
+public let NSPersistentStoreIncompleteSaveError = 134040
+/// A save found merge conflicts.
+public let NSPersistentStoreSaveConflictsError = 134050
+/// A general Core Data error.
+public let NSCoreDataError = 134060
+/// A store operation failed.
+public let NSPersistentStoreOperationError = 134070
+/// A store could not be opened.
+public let NSPersistentStoreOpenError = 134080
+/// A store operation timed out.
+public let NSPersistentStoreTimeoutError = 134090
+/// The store does not support the request.
+public let NSPersistentStoreUnsupportedRequestTypeError = 134091
+/// The model's version hashes do not match the store's.
+public let NSPersistentStoreIncompatibleVersionHashError = 134100
+/// A migration failed.
+public let NSMigrationError = 134110
+/// No mapping model could be found or inferred.
+public let NSMigrationMissingMappingModelError = 134140
+/// SQLite reported an error; the SQLite code is under `NSSQLiteErrorDomain`.
+public let NSSQLiteError = 134180
+/// A mapping model could not be inferred.
+public let NSInferredMappingModelError = 134190
+
+/// The object that failed validation.
+public let NSValidationObjectErrorKey = "NSValidationErrorObject"
+/// The key that failed validation.
+public let NSValidationKeyErrorKey = "NSValidationErrorKey"
+/// The predicate that failed validation.
+public let NSValidationPredicateErrorKey = "NSValidationErrorPredicate"
+/// The value that failed validation.
+public let NSValidationValueErrorKey = "NSValidationErrorValue"
+/// The individual errors of a multiple-errors error.
+public let NSDetailedErrorsKey = "NSDetailedErrors"
+/// The objects an error concerns.
+public let NSAffectedObjectsErrorKey = "NSAffectedObjectsErrorKey"
+/// The stores an error concerns.
+public let NSAffectedStoresErrorKey = "NSAffectedStoresErrorKey"
+/// The merge conflicts of a failed save.
+public let NSPersistentStoreSaveConflictsErrorKey = "conflictList"
+/// The key under which an SQLite error's own code is reported.
+public let NSSQLiteErrorDomain = "NSSQLiteErrorDomain"
+
+/// Builds Core Data's `NSError`s.
+enum CoreDataError {
+    /// A named code, for readable call sites.
+    enum Code: Int {
+        case validation = 1550
+        case multipleErrors = 1560
+        case missingMandatoryProperty = 1570
+        case relationshipLacksMinimumCount = 1580
+        case relationshipExceedsMaximumCount = 1590
+        case deniedDelete = 1600
+        case numberTooLarge = 1610
+        case numberTooSmall = 1620
+        case dateTooLate = 1630
+        case dateTooSoon = 1640
+        case stringTooLong = 1660
+        case stringTooShort = 1670
+        case stringPatternMatching = 1680
+        case fileReadNoSuchFile = 260
+        case fileReadCorruptFile = 259
+        case fileReadNoPermission = 257
+        case fileWriteNoPermission = 513
+        case fileWriteOutOfSpace = 640
+        case referentialIntegrity = 133000
+        case mergeConflict = 133020
+        case constraintConflict = 133021
+        case invalidType = 134000
+        case typeMismatch = 134010
+        case incompatibleSchema = 134020
+        case saveFailed = 134030
+        case coreData = 134060
+        case operationFailed = 134070
+        case openFailed = 134080
+        case unsupportedRequest = 134091
+        case incompatibleVersionHash = 134100
+        case migration = 134110
+        case sqlite = 134180
+    }
+
+    /// An error in NSCocoaErrorDomain with a description and optional details.
+    static func make(_ code: Code, _ description: String, url: URL? = nil, line: Int? = nil, userInfo extra: [String: Any] = [:]) -> NSError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: description]
+        if let url { info[NSFilePathErrorKey] = url.path; info[NSURLErrorKey] = url }
+        if let line { info["NSLineNumber"] = line }
+        info.merge(extra) { _, new in new }
+        return NSError(domain: NSCocoaErrorDomain, code: code.rawValue, userInfo: info)
+    }
+}

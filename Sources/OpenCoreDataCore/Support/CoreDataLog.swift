@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+
+/// The package's loggers, and the switch for Core Data's SQL debug output.
+public enum CoreDataLog {
+    /// General messages (failed model loads, store recovery).
+    public static let logger = Logger(label: "OpenCoreData")
+    /// SQL statements and timings, when SQL debugging is on.
+    public static let sqlLogger = Logger(label: "OpenCoreData.SQL")
+
+    /// The SQL debug level: 0 is off; 1 logs statements and fetch times; higher levels add detail.
+    ///
+    /// Enabled like Apple's launch argument `-com.apple.CoreData.SQLDebug 1`, or with the
+    /// environment variable `OPENCOREDATA_SQL_DEBUG=1`.
+    public static var sqlDebugLevel: Int {
+        get { sqlDebugState.withLock { $0 } }
+        set { sqlDebugState.withLock { $0 = newValue } }
+    }
+
+    private static let sqlDebugState = LockedValue<Int>(initialSQLDebugLevel())
+
+    private static func initialSQLDebugLevel() -> Int {
+        let arguments = CommandLine.arguments
+        if let flag = arguments.firstIndex(of: "-com.apple.CoreData.SQLDebug"), flag + 1 < arguments.count {
+            return Int(arguments[flag + 1]) ?? 1
+        }
+        if let value = ProcessInfo.processInfo.environment["OPENCOREDATA_SQL_DEBUG"] { return Int(value) ?? 1 }
+        return 0
+    }
+}
+
+/// A value guarded by a lock, for the few shared mutable settings.
+final class LockedValue<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

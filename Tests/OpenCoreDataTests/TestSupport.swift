@@ -1,0 +1,106 @@
+import Foundation
+import OpenCoreData
+
+/// Shared helpers for the test suite.
+enum TestSupport {
+    /// The directory of the test fixtures (copied models and stores; see Fixtures/NOTICE.md).
+    static let fixtures: URL = {
+        if let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil) { return url }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    }()
+
+    /// A new empty directory under the temporary directory.
+    static func temporaryDirectory() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-tests-\(UUID().uuidString)", isDirectory: true)
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Loads a fixture model by folder and bundle name.
+    static func model(_ folder: String, _ name: String) throws -> NSManagedObjectModel {
+        try NSManagedObjectModel.load(contentsOf: fixtures.appendingPathComponent(folder).appendingPathComponent("\(name).xcdatamodeld"))
+    }
+
+    /// A model built in code: Company ←→> Department ←→> Employee (with Manager a subentity of
+    /// Employee), a many-to-many Employee ↔ Project, an ordered Department.teams, and every attribute type.
+    static func makeCompanyModel() -> NSManagedObjectModel {
+        let company = NSEntityDescription(name: "Company", className: "NSManagedObject")
+        let department = NSEntityDescription(name: "Department", className: "NSManagedObject")
+        let employee = NSEntityDescription(name: "Employee", className: "NSManagedObject")
+        let manager = NSEntityDescription(name: "Manager", className: "NSManagedObject")
+        let project = NSEntityDescription(name: "Project", className: "NSManagedObject")
+        let team = NSEntityDescription(name: "Team", className: "NSManagedObject")
+
+        let companyDepartments = NSRelationshipDescription(name: "departments", destination: department, toMany: true, deleteRule: .cascadeDeleteRule)
+        let departmentCompany = NSRelationshipDescription(name: "company", destination: company)
+        let departmentEmployees = NSRelationshipDescription(name: "employees", destination: employee, toMany: true, deleteRule: .nullifyDeleteRule)
+        let employeeDepartment = NSRelationshipDescription(name: "department", destination: department)
+        let employeeProjects = NSRelationshipDescription(name: "projects", destination: project, toMany: true)
+        let projectMembers = NSRelationshipDescription(name: "members", destination: employee, toMany: true)
+        let departmentTeams = NSRelationshipDescription(name: "teams", destination: team, toMany: true, deleteRule: .cascadeDeleteRule, ordered: true)
+        let teamDepartment = NSRelationshipDescription(name: "department", destination: department)
+        let managerReports = NSRelationshipDescription(name: "reports", destination: employee, toMany: true, deleteRule: .denyDeleteRule)
+        let employeeBoss = NSRelationshipDescription(name: "boss", destination: manager)
+
+        pair(companyDepartments, departmentCompany)
+        pair(departmentEmployees, employeeDepartment)
+        pair(employeeProjects, projectMembers)
+        pair(departmentTeams, teamDepartment)
+        pair(managerReports, employeeBoss)
+
+        let name = NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false)
+        company.properties = [name, NSAttributeDescription(name: "founded", type: .dateAttributeType), companyDepartments]
+        department.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
+                                 NSAttributeDescription(name: "budget", type: .decimalAttributeType),
+                                 departmentCompany, departmentEmployees, departmentTeams]
+        let salary = NSAttributeDescription(name: "salary", type: .integer64AttributeType, isOptional: true, defaultValue: Int64(1000))
+        salary.setValueConstraints(minimum: 0, maximum: 1_000_000)
+        let email = NSAttributeDescription(name: "email", type: .stringAttributeType)
+        email.setValueConstraints(minimum: nil, maximum: nil, regularExpression: "[^@]+@[^@]+")
+        let transient = NSAttributeDescription(name: "scratch", type: .stringAttributeType)
+        transient.isTransient = true
+        employee.properties = [
+            NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
+            salary, email, transient,
+            NSAttributeDescription(name: "age", type: .integer16AttributeType),
+            NSAttributeDescription(name: "level", type: .integer32AttributeType),
+            NSAttributeDescription(name: "rating", type: .doubleAttributeType),
+            NSAttributeDescription(name: "score", type: .floatAttributeType),
+            NSAttributeDescription(name: "active", type: .booleanAttributeType, isOptional: true, defaultValue: true),
+            NSAttributeDescription(name: "hired", type: .dateAttributeType),
+            NSAttributeDescription(name: "photo", type: .binaryDataAttributeType),
+            NSAttributeDescription(name: "badge", type: .UUIDAttributeType),
+            NSAttributeDescription(name: "homepage", type: .URIAttributeType),
+            NSAttributeDescription(name: "tags", type: .transformableAttributeType),
+            employeeDepartment, employeeProjects, employeeBoss,
+        ]
+        manager.properties = [NSAttributeDescription(name: "bonus", type: .integer64AttributeType), managerReports]
+        employee.subentities = [manager]
+        project.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType), projectMembers]
+        team.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType), teamDepartment]
+
+        let model = NSManagedObjectModel()
+        model.entities = [company, department, employee, manager, project, team]
+        return model
+    }
+
+    private static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
+        a.inverseRelationship = b
+        b.inverseRelationship = a
+    }
+
+    /// A coordinator with one store of a type (in a fresh directory for file stores).
+    static func coordinator(_ model: NSManagedObjectModel, type: String = NSSQLiteStoreType, url: URL? = nil) throws -> (NSPersistentStoreCoordinator, URL?) {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let storeURL = url ?? (type == NSInMemoryStoreType ? nil : temporaryDirectory().appendingPathComponent("Test.\(type == NSSQLiteStoreType ? "sqlite" : "store")"))
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
+        return (coordinator, storeURL)
+    }
+
+    /// A main-queue context on a coordinator.
+    static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+}
