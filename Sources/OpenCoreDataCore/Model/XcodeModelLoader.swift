@@ -24,6 +24,12 @@ enum XcodeModelLoader {
                 url: contentsURL, line: parser.lineNumber
             )
         }
+        if let xmlError = reader.xmlError {
+            throw CoreDataError.make(.fileReadCorruptFile, "Malformed model XML in \(contentsURL.path) at line \(xmlError.line): \(xmlError.message)", url: contentsURL, line: xmlError.line)
+        }
+        if reader.sawModelElement && !reader.sawModelEnd {
+            throw CoreDataError.make(.fileReadCorruptFile, "Malformed model XML in \(contentsURL.path) at line \(parser.lineNumber): the <model> element is not closed.", url: contentsURL, line: parser.lineNumber)
+        }
         guard reader.sawModelElement else {
             throw CoreDataError.make(.fileReadCorruptFile, "\(contentsURL.path) is not a Core Data model: no <model> element.", url: contentsURL, line: 1)
         }
@@ -87,6 +93,8 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
     let model = NSManagedObjectModel()
     var error: Error?
     var sawModelElement = false
+    var sawModelEnd = false
+    var xmlError: (line: Int, message: String)?
 
     private var entities: [NSEntityDescription] = []
     private var currentEntity: NSEntityDescription?
@@ -108,6 +116,10 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             error = failure
             parser.abortParsing()
         }
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+        if xmlError == nil { xmlError = (parser.lineNumber, "\(parseError)") }
     }
 
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
@@ -139,6 +151,7 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
         case "elements":
             insideElements = false
         case "model":
+            sawModelEnd = true
             model.entities = entities
         default:
             break

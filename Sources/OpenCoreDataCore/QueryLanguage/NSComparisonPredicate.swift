@@ -124,7 +124,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         super.init(content: .subclass)
     }
 
-    public required init(invalidFormat format: String, error: PredicateError) {
+    public required init(invalidFormat format: String, error: PredicateFormatError) {
         leftExpression = NSExpression(forConstantValue: nil)
         rightExpression = NSExpression(forConstantValue: nil)
         comparisonPredicateModifier = .direct

@@ -40,7 +40,7 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         self.init(type: .not, subpredicates: [predicate])
     }
 
-    public required init(invalidFormat format: String, error: PredicateError) {
+    public required init(invalidFormat format: String, error: PredicateFormatError) {
         compoundPredicateType = .and
         predicates = []
         super.init(invalidFormat: format, error: error)

@@ -77,7 +77,7 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
     public let expressionType: ExpressionType
     /// Set when this expression came from `init(format:)` with a malformed format string; such an
     /// expression evaluates to nil and prints as the original text.
-    public let formatError: PredicateError?
+    public let formatError: PredicateFormatError?
     /// For constant collections and aggregates of constants: the element values, computed once.
     let constantElements: [Any]?
     let constantElementsOrdered: Bool
@@ -86,7 +86,7 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
     /// The text of an unparsable format.
     let invalidFormat: String?
 
-    init(node: Node, formatError: PredicateError? = nil, invalidFormat: String? = nil) {
+    init(node: Node, formatError: PredicateFormatError? = nil, invalidFormat: String? = nil) {
         self.node = node
         self.formatError = formatError
         self.invalidFormat = invalidFormat
@@ -218,16 +218,16 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
         do {
             let parsed = try PredicateParser.parseExpression(format, arguments: argumentList)
             self.init(node: parsed.node)
-        } catch let error as PredicateError {
+        } catch let error as PredicateFormatError {
             self.init(node: .constant(nil), formatError: error, invalidFormat: format)
         } catch {
             self.init(node: .constant(nil),
-                      formatError: PredicateError(kind: .syntax, message: "\(error)", position: 0, format: format),
+                      formatError: PredicateFormatError(kind: .syntax, message: "\(error)", position: 0, format: format),
                       invalidFormat: format)
         }
     }
 
-    /// Parses an expression format, throwing a `PredicateError` that names the position.
+    /// Parses an expression format, throwing a `PredicateFormatError` that names the position.
     public static func parse(format: String, arguments: [Any?] = []) throws -> NSExpression {
         try PredicateParser.parseExpression(format, arguments: arguments)
     }

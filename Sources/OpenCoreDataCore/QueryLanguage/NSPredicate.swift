@@ -31,9 +31,9 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
     let content: Content
 
     /// Set when the predicate came from a malformed format string.
-    public let formatError: PredicateError?
+    public let formatError: PredicateFormatError?
 
-    init(content: Content, formatError: PredicateError? = nil) {
+    init(content: Content, formatError: PredicateFormatError? = nil) {
         self.content = content
         self.formatError = formatError
     }
@@ -49,12 +49,12 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
     }
 
     /// A predicate standing for a format string that could not be parsed.
-    public required init(invalidFormat format: String, error: PredicateError) {
+    public required init(invalidFormat format: String, error: PredicateFormatError) {
         self.content = .invalid(format)
         self.formatError = error
     }
 
-    /// Parses a predicate format, throwing a `PredicateError` that names the position.
+    /// Parses a predicate format, throwing a `PredicateFormatError` that names the position.
     public static func parse(format: String, arguments: [Any?] = []) throws -> NSPredicate {
         try PredicateParser.parsePredicate(format, arguments: arguments)
     }
@@ -174,11 +174,11 @@ extension PredicateFormatConstructible where Self: NSPredicate {
         let parsed: NSPredicate
         do {
             parsed = try PredicateParser.parsePredicate(format, arguments: argumentList)
-        } catch let error as PredicateError {
+        } catch let error as PredicateFormatError {
             self = Self(invalidFormat: format, error: error)
             return
         } catch {
-            self = Self(invalidFormat: format, error: PredicateError(kind: .syntax, message: "\(error)", position: 0, format: format))
+            self = Self(invalidFormat: format, error: PredicateFormatError(kind: .syntax, message: "\(error)", position: 0, format: format))
             return
         }
         if let same = parsed as? Self {
@@ -186,7 +186,7 @@ extension PredicateFormatConstructible where Self: NSPredicate {
         } else if let adapted = Self.adapting(parsed) as? Self {
             self = adapted
         } else {
-            let error = PredicateError(kind: .unsupported,
+            let error = PredicateFormatError(kind: .unsupported,
                                        message: "the format describes a \(Swift.type(of: parsed)), which cannot be represented as \(Self.self)",
                                        position: 0, format: format)
             self = Self(invalidFormat: format, error: error)

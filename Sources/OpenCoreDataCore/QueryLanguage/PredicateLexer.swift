@@ -111,8 +111,8 @@ struct PredicateLexer {
     }
 
     func error(_ message: String, at offset: Int, expected: String? = nil, found: String? = nil,
-               kind: PredicateError.Kind = .syntax) -> PredicateError {
-        PredicateError(kind: kind, message: message, position: Self.characterOffset(offset, in: format),
+               kind: PredicateFormatError.Kind = .syntax) -> PredicateFormatError {
+        PredicateFormatError(kind: kind, message: message, position: Self.characterOffset(offset, in: format),
                        expected: expected, found: found, format: format)
     }
 

@@ -104,7 +104,7 @@ struct PredicateParser {
     }
 
     func failure(_ message: String, expected: String? = nil, at token: Token? = nil,
-                 kind: PredicateError.Kind = .syntax) -> PredicateError {
+                 kind: PredicateFormatError.Kind = .syntax) -> PredicateFormatError {
         let t = token ?? current
         return lexer.error(message, at: t.start, expected: expected, found: t.display, kind: kind)
     }
@@ -153,20 +153,20 @@ struct PredicateParser {
             // Either a parenthesised predicate or a comparison whose left side starts with a
             // parenthesised expression, e.g. "(a + b) > 3": try the former, then the latter.
             let saved = (position, nextArgument)
-            let firstError: PredicateError
+            let firstError: PredicateFormatError
             do {
                 advance()
                 let inner = try parseOr()
                 try expect(.rightParen, "missing ')' after a parenthesised predicate")
                 if canEndPredicate(current) { return inner }
                 throw failure("unexpected text after a parenthesised predicate", expected: "AND, OR or ')'")
-            } catch let error as PredicateError {
+            } catch let error as PredicateFormatError {
                 firstError = error
             }
             (position, nextArgument) = saved
             do {
                 return try parseComparison()
-            } catch let secondError as PredicateError {
+            } catch let secondError as PredicateFormatError {
                 throw secondError.position > firstError.position ? secondError : firstError
             }
         }
@@ -347,6 +347,11 @@ struct PredicateParser {
                 let component: String
                 switch current.kind {
                 case .identifier(let name, _), .escapedIdentifier(let name): component = name
+                case .argument(let spec) where spec.conversion == "K":
+                    let argumentToken = current
+                    advance()
+                    expression = Self.extend(expression, with: try keyPathArgument(spec, token: argumentToken))
+                    continue
                 case .atIdentifier(let name):
                     guard let op = CollectionOperator(name: name) else {
                         throw failure("unknown collection operator '@\(name)'", expected: "@count, @sum, @avg, @min, @max or @distinctUnionOfObjects")
@@ -582,7 +587,7 @@ struct PredicateParser {
 
     // MARK: - Arguments
 
-    mutating func argumentExpression(_ spec: FormatSpecifier, token: Token) throws -> NSExpression {
+    mutating func consumeArgument(_ spec: FormatSpecifier, token: Token) throws -> Any? {
         let index: Int
         if let explicit = spec.position {
             index = explicit - 1
@@ -594,17 +599,29 @@ struct PredicateParser {
             throw failure("\(spec.text) has no matching argument (\(arguments.count) supplied)",
                           expected: "at least \(index + 1) argument(s)", at: token, kind: .missingArgument)
         }
-        let value = KeyPathWalker.normalize(arguments[index])
+        return KeyPathWalker.normalize(arguments[index])
+    }
+
+    /// The key path string supplied for a `%K`.
+    mutating func keyPathArgument(_ spec: FormatSpecifier, token: Token) throws -> String {
+        let value = try consumeArgument(spec, token: token)
+        guard case .string(let keyPath) = PredicateValue.classify(value), !keyPath.isEmpty else {
+            throw failure("the argument for %K must be a key path string", expected: "a non-empty string argument",
+                          at: token, kind: .invalidArgument)
+        }
+        return keyPath
+    }
+
+    mutating func argumentExpression(_ spec: FormatSpecifier, token: Token) throws -> NSExpression {
+        if spec.conversion == "K" {
+            let keyPath = try keyPathArgument(spec, token: token)
+            if keyPath == "SELF" { return .expressionForEvaluatedObject() }
+            return NSExpression(forKeyPath: keyPath)
+        }
+        let value = try consumeArgument(spec, token: token)
         switch spec.conversion {
         case "@":
             return NSExpression(forConstantValue: value)
-        case "K":
-            guard case .string(let keyPath) = PredicateValue.classify(value), !keyPath.isEmpty else {
-                throw failure("the argument for %K must be a key path string", expected: "a non-empty string argument",
-                              at: token, kind: .invalidArgument)
-            }
-            if keyPath == "SELF" { return .expressionForEvaluatedObject() }
-            return NSExpression(forKeyPath: keyPath)
         case "s", "S":
             guard case .string(let text) = PredicateValue.classify(value) else {
                 throw failure("the argument for \(spec.text) must be a string", at: token, kind: .invalidArgument)

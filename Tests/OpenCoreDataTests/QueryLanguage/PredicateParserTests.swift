@@ -9,17 +9,17 @@ struct PredicateParserTests {
         let predicate = try NSPredicate.parse(format: format, arguments: args)
         guard let comparison = predicate as? NSComparisonPredicate else {
             Issue.record("\(format) did not parse to a comparison: \(type(of: predicate))")
-            throw PredicateError(kind: .syntax, message: "not a comparison", position: 0, format: format)
+            throw PredicateFormatError(kind: .syntax, message: "not a comparison", position: 0, format: format)
         }
         return comparison
     }
 
-    private func parseError(_ format: String, _ args: Any?...) -> PredicateError? {
+    private func parseError(_ format: String, _ args: Any?...) -> PredicateFormatError? {
         do {
             let predicate = try NSPredicate.parse(format: format, arguments: args)
             Issue.record("\(format) parsed unexpectedly as \(predicate)")
             return nil
-        } catch let error as PredicateError {
+        } catch let error as PredicateFormatError {
             return error
         } catch {
             Issue.record("unexpected error type \(error)")
@@ -323,7 +323,7 @@ struct PredicateParserTests {
         let ns = error as NSError
         #expect(ns.domain == NSCocoaErrorDomain)
         #expect(ns.code == 2048)
-        #expect(ns.userInfo[PredicateError.positionUserInfoKey] as? Int == 8)
+        #expect(ns.userInfo[PredicateFormatError.positionUserInfoKey] as? Int == 8)
         #expect((ns.userInfo[NSLocalizedDescriptionKey] as? String)?.contains("character 8") == true)
         #expect(error.description.contains("expected"))
     }

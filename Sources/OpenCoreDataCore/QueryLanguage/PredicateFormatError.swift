@@ -5,7 +5,7 @@ import Foundation
 /// `position` is the offset, in characters, of the offending text in `format`. The error bridges
 /// to `NSError` in `NSCocoaErrorDomain` with code 2048 (an invalid predicate); its user info holds
 /// the description, the format string and the position.
-public struct PredicateError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The broad kind of failure.
     public enum Kind: String, Hashable, Sendable {
         /// The text does not follow the grammar.
@@ -57,18 +57,18 @@ public struct PredicateError: Error, Hashable, Sendable, CustomStringConvertible
     }
 }
 
-extension PredicateError: LocalizedError {
+extension PredicateFormatError: LocalizedError {
     public var errorDescription: String? { description }
 }
 
-extension PredicateError: CustomNSError {
+extension PredicateFormatError: CustomNSError {
     public static var errorDomain: String { NSCocoaErrorDomain }
-    public var errorCode: Int { PredicateError.errorCode }
+    public var errorCode: Int { PredicateFormatError.errorCode }
     public var errorUserInfo: [String: Any] {
         [
             NSLocalizedDescriptionKey: description,
-            PredicateError.positionUserInfoKey: position,
-            PredicateError.formatUserInfoKey: format,
+            PredicateFormatError.positionUserInfoKey: position,
+            PredicateFormatError.formatUserInfoKey: format,
         ]
     }
 }
