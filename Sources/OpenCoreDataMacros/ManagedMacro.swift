@@ -5,10 +5,9 @@ import SwiftSyntaxMacros
 /// `@Managed`, the stand-in for `@NSManaged`.
 ///
 /// On a stored property it becomes a computed property whose getter and setter go through the
-/// object's managed storage (firing faults, recording changes, maintaining inverses). On a function
-/// named like Xcode's generated relationship helpers (`addToWalks(_:)`, `removeFromWalks(_:)`,
-/// `insertIntoWalks(_:at:)`, `removeFromWalks(at:)`, `replaceWalks(at:with:)`) it supplies the body.
-public struct ManagedMacro: AccessorMacro, BodyMacro {
+/// object's managed storage (firing faults, recording changes, maintaining inverses). On a to-many
+/// property it also generates the relationship helpers that Xcode generates for `@NSManaged`.
+public struct ManagedMacro: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -32,37 +31,39 @@ public struct ManagedMacro: AccessorMacro, BodyMacro {
         ]
     }
 
+    /// For a to-many property (`NSSet`, `NSOrderedSet` or `Set<…>`), adds the relationship helpers Xcode
+    /// generates: `addToWalks(_:)`, `removeFromWalks(_:)` and, for ordered ones, `insertIntoWalks(_:at:)`,
+    /// `removeFromWalks(at:)`, `replaceWalks(at:with:)`.
     public static func expansion(
         of node: AttributeSyntax,
-        providingBodyFor declaration: some DeclSyntaxProtocol & WithOptionalCodeBlockSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
-    ) throws -> [CodeBlockItemSyntax] {
-        guard let function = declaration.as(FunctionDeclSyntax.self) else {
-            throw MacroMessage("@Managed applies to a stored property or a relationship helper function.")
+    ) throws -> [DeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+              let binding = variable.bindings.first,
+              let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier,
+              let type = binding.typeAnnotation?.type.trimmedDescription else { return [] }
+        let ordered = type.contains("NSOrderedSet")
+        guard ordered || type.contains("NSSet") || type.hasPrefix("Set<") else { return [] }
+        let key = identifier.trimmedDescription.filter { $0 != "`" }
+        let suffix = key.prefix(1).uppercased() + key.dropFirst()
+        let access = variable.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
+        var declarations: [DeclSyntax] = [
+            "\(raw: access)func addTo\(raw: suffix)(_ value: NSManagedObject) { _managedRelationship(\(literal: key)).add(value) }",
+            "\(raw: access)func removeFrom\(raw: suffix)(_ value: NSManagedObject) { _managedRelationship(\(literal: key)).remove(value) }",
+            "\(raw: access)func addTo\(raw: suffix)(_ values: NSSet) { _managedRelationship(\(literal: key)).add(values) }",
+            "\(raw: access)func removeFrom\(raw: suffix)(_ values: NSSet) { _managedRelationship(\(literal: key)).remove(values) }",
+        ]
+        if ordered {
+            declarations += [
+                "\(raw: access)func addTo\(raw: suffix)(_ values: NSOrderedSet) { _managedRelationship(\(literal: key)).add(values) }",
+                "\(raw: access)func removeFrom\(raw: suffix)(_ values: NSOrderedSet) { _managedRelationship(\(literal: key)).remove(values) }",
+                "\(raw: access)func insertInto\(raw: suffix)(_ value: NSManagedObject, at idx: Int) { _managedRelationship(\(literal: key)).insert(value, at: idx) }",
+                "\(raw: access)func removeFrom\(raw: suffix)(at idx: Int) { _managedRelationship(\(literal: key)).remove(at: idx) }",
+                "\(raw: access)func replace\(raw: suffix)(at idx: Int, with value: NSManagedObject) { _managedRelationship(\(literal: key)).replace(at: idx, with: value) }",
+            ]
         }
-        let name = function.name.text
-        let parameters = function.signature.parameterClause.parameters.map { ($0.firstName.text, ($0.secondName ?? $0.firstName).text) }
-        func key(after prefix: String) -> String {
-            let rest = name.dropFirst(prefix.count)
-            return rest.prefix(1).lowercased() + rest.dropFirst()
-        }
-        let first = parameters.first?.1 ?? "value"
-        if name.hasPrefix("addTo") {
-            return ["_managedRelationship(\(literal: key(after: "addTo"))).add(\(raw: first))"]
-        }
-        if name.hasPrefix("removeFrom") {
-            if parameters.first?.0 == "at" {
-                return ["_managedRelationship(\(literal: key(after: "removeFrom"))).remove(at: \(raw: first))"]
-            }
-            return ["_managedRelationship(\(literal: key(after: "removeFrom"))).remove(\(raw: first))"]
-        }
-        if name.hasPrefix("insertInto"), parameters.count == 2 {
-            return ["_managedRelationship(\(literal: key(after: "insertInto"))).insert(\(raw: first), at: \(raw: parameters[1].1))"]
-        }
-        if name.hasPrefix("replace"), parameters.count == 2 {
-            return ["_managedRelationship(\(literal: key(after: "replace"))).replace(at: \(raw: first), with: \(raw: parameters[1].1))"]
-        }
-        throw MacroMessage("@Managed functions follow Xcode's relationship helper names: addTo<Key>(_:), removeFrom<Key>(_:), insertInto<Key>(_:at:), removeFrom<Key>(at:), replace<Key>(at:with:).")
+        return declarations
     }
 }
 

@@ -4,9 +4,10 @@ import Foundation
 /// platforms: `@Managed var teamName: String?`. The property reads and writes the object's
 /// managed storage, so reads fire faults, writes are recorded and inverses are maintained.
 ///
-/// On a function named like Xcode's generated relationship helpers (`addToWalks(_:)`,
-/// `removeFromWalks(_:)`, `insertIntoWalks(_:at:)`, `removeFromWalks(at:)`,
-/// `replaceWalks(at:with:)`), it supplies the body.
+/// On a to-many property (`NSSet?`, `NSOrderedSet?` or `Set<…>?`) it also generates the helpers
+/// Xcode generates: `addToWalks(_:)`, `removeFromWalks(_:)` and, when ordered,
+/// `insertIntoWalks(_:at:)`, `removeFromWalks(at:)`, `replaceWalks(at:with:)`. Delete the generated
+/// `@objc(…) @NSManaged func …` declarations when porting: `@Managed var` provides them.
 @attached(accessor)
-@attached(body)
+@attached(peer, names: arbitrary)
 public macro Managed() = #externalMacro(module: "OpenCoreDataMacros", type: "ManagedMacro")

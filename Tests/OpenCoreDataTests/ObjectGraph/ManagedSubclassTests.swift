@@ -1,0 +1,102 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+// Subclasses written as users port them: `@NSManaged` becomes `@Managed`, nothing else changes.
+
+final class Dog: NSManagedObject {
+    @Managed var name: String?
+    @Managed var walks: NSOrderedSet?
+}
+
+final class Walk: NSManagedObject {
+    @Managed var date: Date?
+    @Managed var dog: Dog?
+}
+
+final class WorldCupTeam: NSManagedObject {
+    @Managed var teamName: String?
+    @Managed var qualifyingZone: String?
+    @Managed var imageName: String?
+    @Managed var wins: Int32
+    @Managed var losses: Int32
+
+    nonisolated(unsafe) static var awakenedFromInsert = 0
+
+    override func awakeFromInsert() {
+        super.awakeFromInsert()
+        WorldCupTeam.awakenedFromInsert += 1
+    }
+}
+
+@Suite(.serialized) struct ManagedSubclassTests {
+    private func dogWalkContext() throws -> NSManagedObjectContext {
+        let model = try TestSupport.model("dogwalk", "DogWalk")
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        return TestSupport.context(coordinator)
+    }
+
+    @Test func typedPropertiesReadAndWrite() throws {
+        let context = try dogWalkContext()
+        let dog = Dog(context: context)
+        dog.name = "Fido"
+        #expect(dog.name == "Fido")
+        #expect(dog.value(forKey: "name") as? String == "Fido")
+        #expect(Dog.entity().name == "Dog")
+        #expect(dog.isInserted)
+        let walk = Walk(context: context)
+        walk.date = Date(timeIntervalSinceReferenceDate: 100)
+        dog.addToWalks(walk)
+        #expect(walk.dog === dog, "inverse maintained")
+        #expect(dog.walks?.count == 1)
+        let second = Walk(context: context)
+        second.date = Date(timeIntervalSinceReferenceDate: 50)
+        dog.insertIntoWalks(second, at: 0)
+        #expect((dog.walks?.array as? [Walk])?.map(\.date) == [second.date, walk.date])
+        try context.save()
+
+        let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        other.persistentStoreCoordinator = context.persistentStoreCoordinator
+        try other.performAndWait {
+            let request = NSFetchRequest<Dog>(entityName: "Dog")
+            request.predicate = NSPredicate(format: "%K == %@", "name", "Fido")
+            let dogs = try other.fetch(request)
+            #expect(dogs.count == 1)
+            let fetched = try #require(dogs.first)
+            #expect(fetched.isFault)
+            #expect(fetched.name == "Fido")
+            #expect(!fetched.isFault)
+            let walks = try #require(fetched.walks?.array as? [Walk])
+            #expect(walks.map(\.date) == [second.date, walk.date], "ordered relationship order survives a save")
+            #expect(walks.allSatisfy { $0.dog === fetched })
+            fetched.removeFromWalks(at: 0)
+            try other.save()
+        }
+        context.refresh(dog, mergeChanges: false)
+        #expect(dog.walks?.count == 1)
+    }
+
+    @Test func scalarsAndLifecycle() throws {
+        let model = try TestSupport.model("worldcup", "WorldCup")
+        model.entitiesByName["Team"]!.managedObjectClassName = "WorldCupTeam"
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        let context = TestSupport.context(coordinator)
+        let before = WorldCupTeam.awakenedFromInsert
+        let team = WorldCupTeam(context: context)
+        #expect(WorldCupTeam.awakenedFromInsert == before + 1)
+        #expect(team.wins == 0, "default value from the model")
+        team.teamName = "Brazil"
+        team.wins += 3
+        #expect(team.value(forKey: "wins") as? Int32 == 3)
+        try context.save()
+        let request: NSFetchRequest<WorldCupTeam> = NSFetchRequest(entityName: "Team")
+        request.predicate = NSPredicate(format: "wins > 2")
+        let fresh = TestSupport.context(coordinator)
+        let teams = try fresh.fetch(request)
+        #expect(teams.first?.teamName == "Brazil")
+        #expect(teams.first?.wins == 3)
+        let untyped = NSFetchRequest<NSFetchRequestResult>(entityName: "Team")
+        let results = try fresh.fetch(untyped)
+        #expect(results.first is WorldCupTeam)
+    }
+}
