@@ -66,41 +66,49 @@ public enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
 /// Strings, `Data` and dictionaries are deliberately not collections here.
 protocol PredicateCollection {
     var predicateElements: [Any] { get }
+    var predicateCount: Int { get }
     var predicateIsOrdered: Bool { get }
 }
 
 extension Array: PredicateCollection {
     var predicateElements: [Any] { map { $0 as Any } }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { true }
 }
 
 extension ContiguousArray: PredicateCollection {
     var predicateElements: [Any] { map { $0 as Any } }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { true }
 }
 
 extension ArraySlice: PredicateCollection {
     var predicateElements: [Any] { map { $0 as Any } }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { true }
 }
 
 extension Set: PredicateCollection {
     var predicateElements: [Any] { map { $0 as Any } }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { false }
 }
 
 extension NSArray: PredicateCollection {
     var predicateElements: [Any] { map { $0 } }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { true }
 }
 
 extension NSSet: PredicateCollection {
     var predicateElements: [Any] { allObjects }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { false }
 }
 
 extension NSOrderedSet: PredicateCollection {
     var predicateElements: [Any] { array }
+    var predicateCount: Int { count }
     var predicateIsOrdered: Bool { true }
 }
 
@@ -118,27 +126,74 @@ extension Optional: PredicateOptionalBox {
     }
 }
 
+/// Cheap type tests. Casting a value type to a class or protocol type can make the runtime
+/// bridge it to an Objective-C-style object first (a `Set` tested with `is NSNull` builds an
+/// `NSSet`), so these tests look at the metatype instead of casting the value.
+enum TypeTests {
+    private static let nullType = ObjectIdentifier(NSNull.self)
+    private static let stringType = ObjectIdentifier(String.self)
+    private static let substringType = ObjectIdentifier(Substring.self)
+    private static let dataType = ObjectIdentifier(Data.self)
+
+    @inline(__always)
+    static func isClass(_ value: Any) -> Bool {
+        Swift.type(of: value) is AnyClass
+    }
+
+    @inline(__always)
+    static func isNull(_ value: Any) -> Bool {
+        ObjectIdentifier(Swift.type(of: value)) == nullType
+    }
+
+    @inline(__always)
+    static func isOptionalBox(_ value: Any) -> Bool {
+        Swift.type(of: value) is PredicateOptionalBox.Type
+    }
+
+    /// Strings and data are sequences, but never collections for predicates.
+    static func isScalarSequence(_ value: Any) -> Bool {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        return type == stringType || type == substringType || type == dataType
+    }
+}
+
 /// Reads keys and key paths from objects, dictionaries and collections.
 public enum KeyPathWalker {
     /// Removes boxed optionals and maps `NSNull` to `nil`.
     @inline(__always)
     static func normalize(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        if value is NSNull { return nil }
-        if let box = value as? PredicateOptionalBox { return normalize(box.predicateUnwrapped) }
+        if TypeTests.isClass(value) { return TypeTests.isNull(value) ? nil : value }
+        if TypeTests.isOptionalBox(value) { return normalize((value as! PredicateOptionalBox).predicateUnwrapped) }
         return value
     }
 
     /// The elements of a collection value, or nil if the value is not a collection.
     static func elements(of value: Any) -> [Any]? {
-        if value is String || value is Data { return nil }
         if let collection = value as? PredicateCollection { return collection.predicateElements }
-        if let box = value as? PredicateOptionalBox {
-            guard let inner = box.predicateUnwrapped else { return nil }
-            return elements(of: inner)
+        return otherElements(of: value)
+    }
+
+    /// The number of elements of a collection value, or nil if the value is not a collection.
+    static func count(of value: Any) -> Int? {
+        if let collection = value as? PredicateCollection { return collection.predicateCount }
+        return otherElements(of: value)?.count
+    }
+
+    /// Collections other than the standard ones: any other `Sequence` (for example a live
+    /// relationship proxy), except strings, data, dictionaries and key-value readable objects.
+    private static func otherElements(of value: Any) -> [Any]? {
+        if TypeTests.isClass(value) {
+            if value is KeyValueCodingReadable || value is NSString || value is NSData || value is NSDictionary || TypeTests.isNull(value) {
+                return nil
+            }
+        } else {
+            if TypeTests.isOptionalBox(value) {
+                guard let inner = (value as! PredicateOptionalBox).predicateUnwrapped else { return nil }
+                return elements(of: inner)
+            }
+            if TypeTests.isScalarSequence(value) || isDictionary(value) { return nil }
         }
-        if value is KeyValueCodingReadable || value is NSString || value is NSData || value is NSDictionary { return nil }
-        if isDictionary(value) { return nil }
         if let sequence = value as? any Sequence { return anyElements(sequence) }
         return nil
     }
@@ -146,7 +201,7 @@ public enum KeyPathWalker {
     /// Whether a value is a collection that predicates iterate.
     static func isCollection(_ value: Any?) -> Bool {
         guard let value else { return false }
-        return elements(of: value) != nil
+        return count(of: value) != nil
     }
 
     private static func anyElements<S: Sequence>(_ sequence: S) -> [Any] {
@@ -161,7 +216,7 @@ public enum KeyPathWalker {
     /// (collection values flattened one level, nil values dropped).
     public static func value(of object: Any?, forKey key: String) -> Any? {
         guard let object else { return nil }
-        if let readable = object as? KeyValueCodingReadable {
+        if TypeTests.isClass(object), let readable = object as? KeyValueCodingReadable {
             return readable.value(forKey: key)
         }
         if let dictionary = object as? [String: Any] { return dictionary[key] }
@@ -174,9 +229,12 @@ public enum KeyPathWalker {
             }
             return result
         }
-        if let dictionary = object as? NSDictionary { return dictionary.object(forKey: key) }
-        if let dictionary = object as? [AnyHashable: Any] { return dictionary[AnyHashable(key)] }
-        if let box = object as? PredicateOptionalBox { return value(of: box.predicateUnwrapped, forKey: key) }
+        if TypeTests.isClass(object) {
+            if let dictionary = object as? NSDictionary { return dictionary.object(forKey: key) }
+        } else {
+            if let dictionary = object as? [AnyHashable: Any] { return dictionary[AnyHashable(key)] }
+            if TypeTests.isOptionalBox(object) { return value(of: (object as! PredicateOptionalBox).predicateUnwrapped, forKey: key) }
+        }
         if key == "self" { return object }
         return nil
     }
@@ -197,7 +255,9 @@ public enum KeyPathWalker {
         while index < components.endIndex {
             switch components[index] {
             case .key(let key):
-                current = normalize(value(of: current, forKey: key))
+                // Boxed optionals and NSNull are left for the next step or the consumer to
+                // unwrap: testing every value for them costs more than the rare cases need.
+                current = value(of: current, forKey: key)
                 if current == nil { return nil }
             case .collectionOperator(let op):
                 return apply(op, to: current, remaining: components[(index + 1)...])
@@ -210,8 +270,8 @@ public enum KeyPathWalker {
     /// Applies a collection operator; `remaining` is read from each element first.
     static func apply(_ op: CollectionOperator, to value: Any?, remaining: ArraySlice<KeyPathComponent>) -> Any? {
         guard let value = normalize(value) else { return op == .count ? 0 : nil }
+        if op == .count && remaining.isEmpty { return count(of: value) }
         guard let elements = elements(of: value) else { return nil }
-        if op == .count && remaining.isEmpty { return elements.count }
         var values: [Any] = []
         values.reserveCapacity(elements.count)
         for element in elements {

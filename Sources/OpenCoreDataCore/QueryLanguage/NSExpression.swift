@@ -379,7 +379,7 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
 
     /// Evaluates the expression against an object with the given variable values.
     public func expressionValue(with object: Any?, variables: [String: Any] = [:]) -> Any? {
-        KeyPathWalker.normalize(evaluate(object, EvaluationContext(variables: variables)))
+        KeyPathWalker.normalize(evaluate(object, variables.isEmpty ? .empty : EvaluationContext(variables: variables)))
     }
 
     /// Does nothing; present for source compatibility.

@@ -93,12 +93,13 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
 
     /// Whether the object satisfies the predicate.
     open func evaluate(with object: Any?) -> Bool {
-        evaluate(object: object, context: EvaluationContext())
+        evaluate(object: object, context: .empty)
     }
 
     /// Whether the object satisfies the predicate, with values for `$variables`.
     open func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
-        evaluate(object: object, context: EvaluationContext(variables: bindings ?? [:]))
+        guard let bindings, !bindings.isEmpty else { return evaluate(object: object, context: .empty) }
+        return evaluate(object: object, context: EvaluationContext(variables: bindings))
     }
 
     /// Evaluation entry point overridden by the subclasses.

@@ -106,18 +106,44 @@ open class NSSortDescriptor: @unchecked Sendable, Hashable, CustomStringConverti
     }
 
     /// Sorts elements with a list of descriptors; stable (equal elements keep their order).
-    /// Each element's sort values are read once.
+    /// Each element's sort values are read (and strings folded) once.
     public static func sorted<Element>(_ elements: [Element], using descriptors: [NSSortDescriptor]) -> [Element] {
         if descriptors.isEmpty || elements.count < 2 { return elements }
-        let keys: [[Any?]] = elements.map { element in descriptors.map { $0.value(of: element) } }
+        let keys: [[SortKey]] = elements.map { element in descriptors.map { $0.sortKey(of: element) } }
         let order = elements.indices.sorted { i, j in
             for (d, descriptor) in descriptors.enumerated() {
-                let r = descriptor.compareValues(keys[i][d], keys[j][d])
+                let r = descriptor.compareKeys(keys[i][d], keys[j][d])
                 if r != .orderedSame { return r == .orderedAscending }
             }
             return i < j
         }
         return order.map { elements[$0] }
+    }
+
+    /// A value read for sorting; strings compared with a folding order are prepared once.
+    enum SortKey {
+        case value(Any?)
+        case string(PreparedSortString)
+    }
+
+    func sortKey(of object: Any?) -> SortKey {
+        let value = value(of: object)
+        if comparator == nil, let name = selector?.name, name != "compare:",
+           case .string(let string) = PredicateValue.classify(value) {
+            return .string(PreparedSortString(string))
+        }
+        return .value(value)
+    }
+
+    func compareKeys(_ a: SortKey, _ b: SortKey) -> ComparisonResult {
+        switch (a, b) {
+        case let (.string(x), .string(y)):
+            let r = PreparedSortString.compare(x, y, selector: selector?.name ?? "compare:")
+            return ascending ? r : PredicateNumber.flip(r)
+        case let (.string(x), .value(y)): return compareValues(x.original, y)
+        case let (.value(x), .string(y)): return compareValues(x, y.original)
+        case let (.value(x), .value(y)): return compareValues(x, y)
+        }
     }
 
     // MARK: - Description, equality

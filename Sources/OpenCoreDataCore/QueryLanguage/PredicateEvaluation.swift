@@ -1,7 +1,11 @@
 import Foundation
 
-/// Variable bindings during one evaluation. Subqueries bind their iterator variable here.
-final class EvaluationContext {
+/// Variable bindings during one evaluation.
+///
+/// A context is only mutated by the subquery that created it (to bind its iterator variable),
+/// so the shared `empty` context, which no subquery owns, is never mutated and may be used
+/// from any thread.
+final class EvaluationContext: @unchecked Sendable {
     var variables: [String: Any]
     /// The caller's dictionary for block expressions, when one was given.
     let dictionary: NSMutableDictionary?
@@ -9,6 +13,14 @@ final class EvaluationContext {
     init(variables: [String: Any] = [:], dictionary: NSMutableDictionary? = nil) {
         self.variables = variables
         self.dictionary = dictionary
+    }
+
+    /// The context of evaluations without variables.
+    static let empty = EvaluationContext()
+
+    /// A context for a subquery: the same bindings, which the subquery may then extend.
+    func child() -> EvaluationContext {
+        EvaluationContext(variables: variables, dictionary: dictionary)
     }
 }
 
@@ -53,13 +65,12 @@ extension NSExpression {
             }
         case .subquery(let collection, let variable, let predicate):
             let elements = collectionValue(collection, object, context)
-            let saved = context.variables[variable]
+            let inner = context.child()
             var result: [Any] = []
             for element in elements {
-                context.variables[variable] = element
-                if predicate.evaluate(object: element, context: context) { result.append(element) }
+                inner.variables[variable] = element
+                if predicate.evaluate(object: element, context: inner) { result.append(element) }
             }
-            context.variables[variable] = saved
             return result
         case .anyKey:
             return nil

@@ -217,25 +217,26 @@ enum PredicateValue {
     }
 
     private static func classifySlow(_ value: Any) -> PredicateValue {
-        if Swift.type(of: value) is AnyClass {
-            if value is NSNull { return .null }
-            if let number = value as? NSNumber { return .number(classify(number: number)) }
-            if value is NSString, let string = value as? String { return .string(string) }
-            if let date = value as? NSDate { return .date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)) }
-            if let data = value as? NSData { return .data(Data(referencing: data)) }
-            if let uuid = value as? NSUUID { return .uuid(UUID(uuidString: uuid.uuidString) ?? UUID()) }
-            if let url = value as? NSURL, let swiftURL = url.absoluteURL { return .url(swiftURL) }
-            if value is KeyValueCodingReadable { return .object(value as AnyObject) }
+        let type = Swift.type(of: value)
+        if type is AnyClass {
+            if TypeTests.isNull(value) { return .null }
+            if type is KeyValueCodingReadable.Type { return .object(value as AnyObject) }
+            if type is NSNumber.Type { return .number(classify(number: value as! NSNumber)) }
+            if type is NSString.Type, let string = value as? String { return .string(string) }
+            if type is NSDate.Type { return .date(Date(timeIntervalSinceReferenceDate: (value as! NSDate).timeIntervalSinceReferenceDate)) }
+            if type is NSData.Type { return .data(Data(referencing: value as! NSData)) }
+            if type is NSUUID.Type, let uuid = UUID(uuidString: (value as! NSUUID).uuidString) { return .uuid(uuid) }
+            if type is NSURL.Type, let url = (value as! NSURL).absoluteURL { return .url(url) }
             if let collection = value as? PredicateCollection {
                 return .collection(collection.predicateElements, ordered: collection.predicateIsOrdered)
             }
             if let elements = KeyPathWalker.elements(of: value) { return .collection(elements, ordered: true) }
             return .object(value as AnyObject)
         }
-        if let box = value as? PredicateOptionalBox { return classify(box.predicateUnwrapped) }
         if let collection = value as? PredicateCollection {
             return .collection(collection.predicateElements, ordered: collection.predicateIsOrdered)
         }
+        if TypeTests.isOptionalBox(value) { return classify((value as! PredicateOptionalBox).predicateUnwrapped) }
         if let elements = KeyPathWalker.elements(of: value) { return .collection(elements, ordered: true) }
         if let integer = value as? any BinaryInteger {
             if let exact = Int64(exactly: integer) { return .number(.int(exact)) }
@@ -300,8 +301,11 @@ public enum ValueComparison {
         case let (.url(x), .url(y)): return x.absoluteString == y.absoluteString
         case let (.url(u), .string(s)), let (.string(s), .url(u)): return u.absoluteString == s
         case let (.object(x), .object(y)):
+            // Key-value readable objects (managed objects) are equal only to themselves; other
+            // objects (object IDs, Foundation objects) use their own equality when they have one.
             if x === y { return true }
-            if let nx = x as? NSObject, let ny = y as? NSObject, !(x is KeyValueCodingReadable) { return nx.isEqual(ny) }
+            if x is KeyValueCodingReadable || y is KeyValueCodingReadable { return false }
+            if let hx = x as? AnyHashable, let hy = y as? AnyHashable { return hx == hy }
             return false
         case let (.collection(x, xo), .collection(y, yo)):
             return collectionsEqual(x, xo, y, yo, element: { equal(PredicateValue.classify($0), PredicateValue.classify($1)) })
@@ -460,7 +464,11 @@ public enum ValueComparison {
             }
             hasher.combine(combined)
         case .object(let o):
-            if o is KeyValueCodingReadable || !(o is NSObject) { hasher.combine(ObjectIdentifier(o)) }
+            if !(o is KeyValueCodingReadable), let h = o as? AnyHashable {
+                hasher.combine(h)
+            } else {
+                hasher.combine(ObjectIdentifier(o))
+            }
         case .other(let x):
             if let h = x as? AnyHashable { hasher.combine(h) }
         }

@@ -73,6 +73,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         var configuration = Configuration()
         configuration.readonly = true
+        let sideFiles = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
+        defer { removeEmptySideFiles(sideFiles) }
         do {
             let reader = try DatabaseQueue(path: url.path, configuration: configuration)
             defer { try? reader.close() }
@@ -90,8 +92,20 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw error
+        } catch let error as DatabaseError where ![.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_PERM, .SQLITE_CANTOPEN].contains(error.resultCode.primaryResultCode) {
+            // Any other SQLite failure on a file with a SQLite header means the file is damaged.
+            throw CoreDataError.make(.fileReadCorruptFile, "The store at \(url.path) is corrupt: \(error.message ?? "\(error)")", url: url,
+                                     userInfo: [NSSQLiteErrorDomain: Int(error.resultCode.primaryResultCode.rawValue), NSUnderlyingErrorKey: error as NSError])
         } catch {
             throw translate(error, url: url, during: "reading")
+        }
+    }
+
+    /// Removes the WAL side files a read-only check created, when they hold nothing.
+    private static func removeEmptySideFiles(_ paths: [String]) {
+        for path in paths where FileManager.default.fileExists(atPath: path) {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 1
+            if size == 0 || path.hasSuffix("-shm") { try? FileManager.default.removeItem(atPath: path) }
         }
     }
 
