@@ -56,7 +56,7 @@ let package = Package(
             dependencies: ["OpenCoreData", "OpenCoreDataCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/OpenCoreDataTests",
             exclude: ["QueryLanguage"],
-            resources: [.copy("Fixtures")]
+            resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -18,7 +18,14 @@ enum TestSupport {
 
     /// Loads a fixture model by folder and bundle name.
     static func model(_ folder: String, _ name: String) throws -> NSManagedObjectModel {
-        try NSManagedObjectModel.load(contentsOf: fixtures.appendingPathComponent(folder).appendingPathComponent("\(name).xcdatamodeld"))
+        try NSManagedObjectModel.load(contentsOf: modelURL(folder, name))
+    }
+
+    /// The URL of a fixture model bundle (the World Cup model is a top-level resource, so that
+    /// `NSPersistentContainer(name:)` can find it).
+    static func modelURL(_ folder: String, _ name: String) -> URL {
+        if folder == "worldcup", let url = Bundle.module.url(forResource: name, withExtension: "xcdatamodeld") { return url }
+        return fixtures.appendingPathComponent(folder).appendingPathComponent("\(name).xcdatamodeld")
     }
 
     /// A model built in code: Company ←→> Department ←→> Employee (with Manager a subentity of

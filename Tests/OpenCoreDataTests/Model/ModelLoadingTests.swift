@@ -36,7 +36,7 @@ import Testing
 
     @Test(arguments: models)
     func everySharedModelLoadsAsDeclared(folder: String, name: String) throws {
-        let bundle = TestSupport.fixtures.appendingPathComponent(folder).appendingPathComponent("\(name).xcdatamodeld")
+        let bundle = TestSupport.modelURL(folder, name)
         let model = try NSManagedObjectModel.load(contentsOf: bundle)
         let current = try currentVersion(of: bundle)
         let expected = try declared(in: bundle.appendingPathComponent(current).appendingPathComponent("contents"))

@@ -323,4 +323,72 @@ struct PredicateEvaluationTests {
         #expect(!custom.evaluate(with: row))
         #expect(custom.customSelector == "isFoo:")
     }
+
+    @Test func concurrentEvaluationIsSafe() throws {
+        let predicates = try [
+            "name LIKE pattern", "name MATCHES regex", "SUBQUERY(items, $i, $i > 2).@count == 2",
+            "name ==[cd] 'ÉCOLE'", "ANY items IN {3, 4}",
+        ].map { try NSPredicate.parse(format: $0) }
+        nonisolated(unsafe) let rows: [[String: Any]] = (0..<64).map { i in
+            ["name": i % 2 == 0 ? "école" : "ecole\(i)", "pattern": i % 3 == 0 ? "e*" : "x*", "regex": "[eé]c.*", "items": [1, 2, 3, 4]]
+        }
+        let expected = rows.map { row in predicates.map { $0.evaluate(with: row) } }
+        let mismatches = QLCounter()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<20 {
+                for (i, row) in rows.enumerated() where predicates.map({ $0.evaluate(with: row) }) != expected[i] {
+                    mismatches.increment()
+                }
+            }
+        }
+        #expect(mismatches.value == 0)
+        #expect(expected[0] == [false, true, true, true, true])
+    }
+
+    @Test func customSequencesAreCollections() {
+        let holder: [String: Any] = ["live": QLLiveSet([QLFixtures.rex, QLFixtures.tom])]
+        #expect(check("live.@count == 2", on: holder))
+        #expect(check("ANY live.name == 'Tom'", on: holder))
+        #expect(check("live CONTAINS %@", QLFixtures.rex, on: holder))
+        #expect(check("SUBQUERY(live, $p, $p.weight > 10).@count == 1", on: holder))
+    }
+
+    @Test func percentLiteralAndArgumentArrays() throws {
+        #expect(check("'100%' ENDSWITH %%", on: nil))
+        let p = NSPredicate(format: "name == 'x'", argumentArray: nil)
+        #expect(p.evaluate(with: ["name": "x"]))
+        let q = NSPredicate(format: "%K BEGINSWITH %@", argumentArray: ["name", "Zo"])
+        #expect(q.evaluate(with: row))
+    }
+}
+
+/// Counts from several threads.
+final class QLCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
+
+/// A collection class that is only a `Sequence`, like a live to-many relationship proxy.
+final class QLLiveSet: Sequence {
+    private let items: [QLPet]
+
+    init(_ items: [QLPet]) {
+        self.items = items
+    }
+
+    func makeIterator() -> IndexingIterator<[QLPet]> {
+        items.makeIterator()
+    }
 }
