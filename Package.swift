@@ -44,6 +44,7 @@ let package = Package(
             name: "WorldCup",
             dependencies: ["OpenCoreData"],
             path: "Sources/WorldCup",
+            exclude: ["NOTICE.md"],
             resources: [.copy("Resources/WorldCup.xcdatamodeld"), .copy("Resources/seed.json")]
         ),
         .executableTarget(
@@ -55,7 +56,7 @@ let package = Package(
             name: "OpenCoreDataTests",
             dependencies: ["OpenCoreData", "OpenCoreDataCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/OpenCoreDataTests",
-            exclude: ["QueryLanguage"],
+            exclude: ["Fixtures/NOTICE.md"],
             resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]
         ),
     ],

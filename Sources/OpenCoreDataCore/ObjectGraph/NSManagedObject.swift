@@ -156,7 +156,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// destination object; to-many relationships a `Set<NSManagedObject>` (an `NSOrderedSet` when
     /// ordered). An unknown key traps, as Core Data raises.
     open func value(forKey key: String) -> Any? {
-        let property = property(forKey: key)
+        guard let property = entity.frozenPropertiesByName[key] else {
+            if key == "self" || key == "SELF" { return self }
+            if key == "objectID" { return objectID }
+            _ = property(forKey: key)
+            return nil
+        }
         fireFaultIfNeeded()
         return currentValue(of: property)
     }

@@ -155,6 +155,22 @@ enum TypeTests {
         let type = ObjectIdentifier(Swift.type(of: value))
         return type == stringType || type == substringType || type == dataType
     }
+
+    private static let scalarTypes: Set<ObjectIdentifier> = [
+        ObjectIdentifier(String.self), ObjectIdentifier(Substring.self), ObjectIdentifier(Int.self),
+        ObjectIdentifier(Int8.self), ObjectIdentifier(Int16.self), ObjectIdentifier(Int32.self),
+        ObjectIdentifier(Int64.self), ObjectIdentifier(UInt.self), ObjectIdentifier(UInt8.self),
+        ObjectIdentifier(UInt16.self), ObjectIdentifier(UInt32.self), ObjectIdentifier(UInt64.self),
+        ObjectIdentifier(Double.self), ObjectIdentifier(Float.self), ObjectIdentifier(Bool.self),
+        ObjectIdentifier(Decimal.self), ObjectIdentifier(Date.self), ObjectIdentifier(Data.self),
+        ObjectIdentifier(UUID.self), ObjectIdentifier(URL.self),
+    ]
+
+    /// Whether the value is one of the standard attribute types (never a collection).
+    @inline(__always)
+    static func isKnownScalar(_ value: Any) -> Bool {
+        scalarTypes.contains(ObjectIdentifier(Swift.type(of: value)))
+    }
 }
 
 /// Reads keys and key paths from objects, dictionaries and collections.
@@ -170,12 +186,14 @@ public enum KeyPathWalker {
 
     /// The elements of a collection value, or nil if the value is not a collection.
     static func elements(of value: Any) -> [Any]? {
+        if TypeTests.isKnownScalar(value) { return nil }
         if let collection = value as? PredicateCollection { return collection.predicateElements }
         return otherElements(of: value)
     }
 
     /// The number of elements of a collection value, or nil if the value is not a collection.
     static func count(of value: Any) -> Int? {
+        if TypeTests.isKnownScalar(value) { return nil }
         if let collection = value as? PredicateCollection { return collection.predicateCount }
         return otherElements(of: value)?.count
     }
@@ -183,8 +201,10 @@ public enum KeyPathWalker {
     /// Collections other than the standard ones: any other `Sequence` (for example a live
     /// relationship proxy), except strings, data, dictionaries and key-value readable objects.
     private static func otherElements(of value: Any) -> [Any]? {
-        if TypeTests.isClass(value) {
-            if value is KeyValueCodingReadable || value is NSString || value is NSData || value is NSDictionary || TypeTests.isNull(value) {
+        let type = Swift.type(of: value)
+        if type is AnyClass {
+            if type is KeyValueCodingReadable.Type || type is NSString.Type || type is NSData.Type || type is NSDictionary.Type
+                || type is NSNumber.Type || type is NSDate.Type || TypeTests.isNull(value) {
                 return nil
             }
         } else {

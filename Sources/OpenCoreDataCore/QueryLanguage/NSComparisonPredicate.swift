@@ -142,7 +142,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     }
 
     override func evaluate(object: Any?, context: EvaluationContext) -> Bool {
-        if formatError != nil { return false }
+        if isInvalid { return false }
         return ComparisonEvaluator.evaluate(self, object, context)
     }
 

@@ -51,7 +51,7 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     }
 
     override func evaluate(object: Any?, context: EvaluationContext) -> Bool {
-        if formatError != nil { return false }
+        if isInvalid { return false }
         switch compoundPredicateType {
         case .and:
             for predicate in predicates where !predicate.evaluate(object: object, context: context) { return false }

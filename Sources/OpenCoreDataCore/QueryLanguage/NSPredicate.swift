@@ -33,9 +33,13 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
     /// Set when the predicate came from a malformed format string.
     public let formatError: PredicateFormatError?
 
+    /// Whether `formatError` is set (checked on every evaluation).
+    let isInvalid: Bool
+
     init(content: Content, formatError: PredicateFormatError? = nil) {
         self.content = content
         self.formatError = formatError
+        self.isInvalid = formatError != nil
     }
 
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
@@ -52,6 +56,7 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
     public required init(invalidFormat format: String, error: PredicateFormatError) {
         self.content = .invalid(format)
         self.formatError = error
+        self.isInvalid = true
     }
 
     /// Parses a predicate format, throwing a `PredicateFormatError` that names the position.

@@ -148,7 +148,7 @@ enum ComparisonEvaluator {
 
     /// One comparison of an (unfolded) left value with the prepared right value.
     static func compare(_ p: NSComparisonPredicate, _ leftValue: PredicateValue, _ right: PredicateValue) -> Bool {
-        let left = fold(leftValue, case: p.foldCase, diacritics: p.foldDiacritics, elements: false)
+        let left = p.foldCase || p.foldDiacritics ? fold(leftValue, case: p.foldCase, diacritics: p.foldDiacritics, elements: false) : leftValue
         switch p.predicateOperatorType {
         case .equalTo:
             return ValueComparison.equal(left, right)

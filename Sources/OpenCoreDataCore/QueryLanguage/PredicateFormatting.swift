@@ -209,7 +209,7 @@ enum PredicateFormatter {
         case .object(let object):
             return String(describing: object)
         case .other(let other):
-            return String(describing: other)
+            return String(describing: other.value)
         }
     }
 

@@ -127,6 +127,15 @@ enum PredicateNumber {
     }
 }
 
+/// A value of a type predicates do not know, kept in a box.
+final class OtherValue {
+    let value: Any
+
+    init(_ value: Any) {
+        self.value = value
+    }
+}
+
 /// A value sorted into the categories that comparisons distinguish.
 enum PredicateValue {
     case null
@@ -138,7 +147,8 @@ enum PredicateValue {
     case url(URL)
     case collection([Any], ordered: Bool)
     case object(AnyObject)
-    case other(Any)
+    /// Anything else (boxed so that copying a `PredicateValue` never copies an existential).
+    case other(OtherValue)
 
     /// Sort rank of the category: nil, numbers, dates, strings, data, UUIDs, URLs, collections,
     /// objects, anything else.
@@ -243,7 +253,7 @@ enum PredicateValue {
             if let exact = UInt64(exactly: integer) { return .number(.uint(exact)) }
         }
         if let floating = value as? any BinaryFloatingPoint { return .number(.double(Double(floating))) }
-        return .other(value)
+        return .other(OtherValue(value))
     }
 
     static func classify(number: NSNumber) -> PredicateNumber {
@@ -310,7 +320,7 @@ public enum ValueComparison {
         case let (.collection(x, xo), .collection(y, yo)):
             return collectionsEqual(x, xo, y, yo, element: { equal(PredicateValue.classify($0), PredicateValue.classify($1)) })
         case let (.other(x), .other(y)):
-            if let hx = x as? AnyHashable, let hy = y as? AnyHashable { return hx == hy }
+            if let hx = x.value as? AnyHashable, let hy = y.value as? AnyHashable { return hx == hy }
             return false
         default: return false
         }
@@ -364,7 +374,7 @@ public enum ValueComparison {
         case let (.object(x), .object(y)):
             return PredicateNumber.order(ObjectIdentifier(x), ObjectIdentifier(y))
         case let (.other(x), .other(y)):
-            return StringComparison.binary(String(describing: x), String(describing: y))
+            return StringComparison.binary(String(describing: x.value), String(describing: y.value))
         default:
             return order(a, b) ?? .orderedSame
         }
@@ -470,7 +480,7 @@ public enum ValueComparison {
                 hasher.combine(ObjectIdentifier(o))
             }
         case .other(let x):
-            if let h = x as? AnyHashable { hasher.combine(h) }
+            if let h = x.value as? AnyHashable { hasher.combine(h) }
         }
     }
 }

@@ -219,4 +219,20 @@ struct PredicateRoundTripTests {
             }
         }
     }
+
+    @Test func expressionRoundTrips() throws {
+        let formats = [
+            "a", "a.b.@count", "SELF", "$x", "$x.name", "1 + 2 * 3", "(1 + 2) * 3", "-a", "2 ** 3 ** 2",
+            "sum:(items.price)", "now()", "FUNCTION(SELF, 'valueForKey:', 'a')", "{1, 'a', nil, YES}",
+            "SUBQUERY(items, $i, $i.price > 1)", "TERNARY(a > 1, 'x', 'y')", "CAST('2.5', 'NSNumber')",
+            "items[LAST].name", "a UNION b", "lowercase(name)", "%@", "%2$K",
+        ]
+        for format in formats {
+            let first = try NSExpression.parse(format: format, arguments: [Date(timeIntervalSinceReferenceDate: 3), "key.path"])
+            let printed = first.description
+            let second = try NSExpression.parse(format: printed)
+            #expect(first == second, "\(format) -> \(printed)")
+            #expect(first.hashValue == second.hashValue, "\(format) -> \(printed)")
+        }
+    }
 }

@@ -7,13 +7,21 @@ import GRDB
 /// the column's value); `OCD_MATCH(token, left, right)` compares two columns. Tokens live for one
 /// query.
 enum SQLPredicateFunctions {
-    private static let registry = LockedValue<(next: Int64, predicates: [Int64: NSComparisonPredicate])>((1, [:]))
+    /// A registered comparison, and its two-value form built once for column-to-column comparisons.
+    struct Entry {
+        let predicate: NSComparisonPredicate
+        let pairwise: NSComparisonPredicate
+    }
+
+    private static let registry = LockedValue<(next: Int64, predicates: [Int64: Entry])>((1, [:]))
 
     static func register(_ predicate: NSComparisonPredicate) -> Int64 {
-        registry.withLock { state in
+        let pairwise = NSComparisonPredicate(leftExpression: NSExpression(forKeyPath: "l"), rightExpression: NSExpression(forKeyPath: "r"),
+                                             modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
+        return registry.withLock { state in
             let token = state.next
             state.next += 1
-            state.predicates[token] = predicate
+            state.predicates[token] = Entry(predicate: predicate, pairwise: pairwise)
             return token
         }
     }
@@ -25,15 +33,15 @@ enum SQLPredicateFunctions {
     /// `OCD_MATCH`.
     static let match = DatabaseFunction("OCD_MATCH", argumentCount: nil, pure: true) { values -> DatabaseValueConvertible? in
         guard values.count >= 2, let token = Int64.fromDatabaseValue(values[0]),
-              let predicate = registry.withLock({ $0.predicates[token] }) else { return false }
+              let entry = registry.withLock({ $0.predicates[token] }) else { return false }
         let left = swiftValue(values[1])
         if values.count == 3 {
-            let right = swiftValue(values[2])
-            let pair = NSComparisonPredicate(leftExpression: NSExpression(forConstantValue: left), rightExpression: NSExpression(forConstantValue: right),
-                                             modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
-            return pair.evaluate(with: nil)
+            var pair: [String: Any] = [:]
+            pair["l"] = left
+            pair["r"] = swiftValue(values[2])
+            return entry.pairwise.evaluate(with: pair)
         }
-        return predicate.evaluate(with: left)
+        return entry.predicate.evaluate(with: left)
     }
 
     static func swiftValue(_ value: DatabaseValue) -> Any? {
