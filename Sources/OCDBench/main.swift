@@ -148,6 +148,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     let start = now()
     let checksum: Int64
     switch mode {
+    case "prepare": try prepareFetchStore(fetchURL, rows: rows); checksum = 0
     case "fetch-raw": checksum = try fetchRaw(fetchURL)
     case "fetch-grdb": checksum = try fetchGRDB(fetchURL)
     case "fetch-ocd": checksum = try fetchOpenCoreData(fetchURL)

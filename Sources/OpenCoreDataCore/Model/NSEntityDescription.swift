@@ -35,10 +35,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     private var ownSubentities: [NSEntityDescription] = []
 
     // Caches computed when the model is frozen.
-    private(set) var frozenProperties: [NSPropertyDescription] = []
-    private(set) var frozenPropertiesByName: [String: NSPropertyDescription] = [:]
+    @exclusivity(unchecked) private(set) var frozenProperties: [NSPropertyDescription] = []
+    @exclusivity(unchecked) private(set) var frozenPropertiesByName: [String: NSPropertyDescription] = [:]
     /// The class Core Data instantiates for this entity's objects, once resolved.
-    var resolvedClass: NSManagedObject.Type?
+    @exclusivity(unchecked) var resolvedClass: NSManagedObject.Type?
     /// The entity's number in stores (`Z_ENT`), assigned when the model is frozen.
     var entityNumber: Int = 0
     /// The root of this entity's inheritance tree.
@@ -161,6 +161,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
 
     /// Computes the caches used at run time. Called by the model, superentities first.
     func freeze() {
+        isFrozenForUse = true
         let inherited = superentity?.frozenProperties ?? []
         frozenProperties = inherited + ownProperties
         for (slot, property) in frozenProperties.enumerated() {
@@ -169,10 +170,64 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenPropertiesByName = Dictionary(frozenProperties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         frozenAttributes = frozenProperties.compactMap { $0 as? NSAttributeDescription }
         frozenRelationships = frozenProperties.compactMap { $0 as? NSRelationshipDescription }
+        slotKeys = frozenProperties.map(\.name)
+        slotKeyHashes = slotKeys.map(Self.keyHash)
+        slotHasConstraints = frozenProperties.map { property in
+            guard let attribute = property as? NSAttributeDescription else { return true }
+            return attribute.minimumValue != nil || attribute.maximumValue != nil || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
+        }
+        slotKinds = frozenProperties.map { property in
+            if let attribute = property as? NSAttributeDescription { return .attribute(attribute.attributeType) }
+            if let relationship = property as? NSRelationshipDescription { return relationship.isToMany ? .toMany : .toOne }
+            return .other
+        }
     }
 
-    private(set) var frozenAttributes: [NSAttributeDescription] = []
-    private(set) var frozenRelationships: [NSRelationshipDescription] = []
+    /// Set once the entity's run-time caches exist (no weak load of the model needed to check).
+    @exclusivity(unchecked) private(set) var isFrozenForUse = false
+
+    /// What a slot holds, so key-value coding needs no dynamic casts.
+    enum SlotKind: Equatable {
+        case attribute(NSAttributeType)
+        case toOne
+        case toMany
+        case other
+    }
+
+    /// Property names by slot, and what each slot holds (set when frozen).
+    @exclusivity(unchecked) private(set) var slotKeys: [String] = []
+    @exclusivity(unchecked) private(set) var slotKinds: [SlotKind] = []
+
+    @exclusivity(unchecked) private(set) var slotKeyHashes: [UInt64] = []
+    /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
+    @exclusivity(unchecked) private(set) var slotHasConstraints: [Bool] = []
+
+    /// The slot of a property name. For typical entities a linear scan of cheap FNV-1a hashes,
+    /// confirmed by string equality, beats a dictionary's SipHash.
+    @inline(__always)
+    func fastSlot(forKey key: String) -> Int? {
+        if slotKeys.count <= 32 {
+            let hash = Self.keyHash(key)
+            var index = 0
+            for candidate in slotKeyHashes {
+                if candidate == hash && slotKeys[index] == key { return index }
+                index += 1
+            }
+            return nil
+        }
+        return frozenPropertiesByName[key]?.slot
+    }
+
+    /// FNV-1a over the key's UTF-8 bytes.
+    @inline(__always)
+    static func keyHash(_ key: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    @exclusivity(unchecked) private(set) var frozenAttributes: [NSAttributeDescription] = []
+    @exclusivity(unchecked) private(set) var frozenRelationships: [NSRelationshipDescription] = []
 
     /// The slot of a property by name, or nil. Fast path for key-value coding.
     @inline(__always)

@@ -32,7 +32,7 @@ open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, 
     /// Position of the property's value in the storage of every object whose entity has it.
     ///
     /// Assigned when the model is frozen; inherited properties keep the same slot in subentities.
-    var slot: Int = -1
+    @exclusivity(unchecked) var slot: Int = -1
 
     /// Creates a property description with an empty name.
     public init() {

@@ -101,6 +101,7 @@ extension NSManagedObjectContext {
         if registeredObject(for: record.objectID) != nil { return }
         let object = NSManagedObject.makeFetched(entity: record.entity, objectID: record.objectID, context: self)
         object.managedObjectContext = nil
+        object.allocateStorage()
         for relationship in record.entity.frozenRelationships where relationship.isToMany {
             object.values[relationship.slot] = RelationshipSet(committedIDs: [])
         }

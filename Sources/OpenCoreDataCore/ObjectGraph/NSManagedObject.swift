@@ -13,31 +13,42 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// The object's entity.
     public let entity: NSEntityDescription
     /// The object's identity; temporary until the object is saved.
-    public internal(set) var objectID: NSManagedObjectID
+    public internal(set) var objectID: NSManagedObjectID {
+        get {
+            if let id = storedObjectID { return id }
+            let id = NSManagedObjectID(temporaryFor: entity)
+            storedObjectID = id
+            return id
+        }
+        set { storedObjectID = newValue }
+    }
+    /// The ID, created on first use for new objects (fetched objects get theirs before any use).
+    @exclusivity(unchecked) private var storedObjectID: NSManagedObjectID?
     /// The context the object lives in; nil once it has been removed from it.
     public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// The current values by slot (empty while a fault without data).
-    var values: ContiguousArray<Any?>
+    @exclusivity(unchecked) var values: ContiguousArray<Any?>
     /// The values last read from or written to the store, by slot.
-    var committedValues: ContiguousArray<Any?>?
+    @exclusivity(unchecked) var committedValues: ContiguousArray<Any?>?
     /// Whether the values have not been materialized for the user yet.
-    var faultFlag: Bool = false
+    @exclusivity(unchecked) var faultFlag: Bool = false
     /// Set by the context: the object is inserted, updated or deleted and not yet saved.
-    var insertedFlag = false
-    var updatedFlag = false
-    var deletedFlag = false
+    @exclusivity(unchecked) var insertedFlag = false
+    @exclusivity(unchecked) var updatedFlag = false
+    @exclusivity(unchecked) var deletedFlag = false
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
-    var storeVersion: Int64 = 0
+    @exclusivity(unchecked) var storeVersion: Int64 = 0
 
     /// Creates an object of an entity and inserts it into a context (nil: not inserted).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if let model = entity.managedObjectModel, !model.isFrozen { model.freeze() }
+        if !entity.isFrozenForUse { entity.managedObjectModel?.freeze() }
         self.entity = entity
-        self.objectID = NSManagedObjectID(temporaryFor: entity)
-        self.values = ContiguousArray(repeating: nil, count: entity.frozenProperties.count)
+        // Storage is allocated on first use: a fetched object receives its row instead.
+        self.values = []
         super.init()
         if let context {
+            allocateStorage()
             applyDefaultValues()
             context.insert(self)
         }
@@ -112,7 +123,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Loads the object's values if it is a fault, and calls `awakeFromFetch()` the first time.
     @inline(__always)
     final func fireFaultIfNeeded() {
-        if faultFlag { fireFault() }
+        if faultFlag {
+            fireFault()
+        } else if values.count != entity.slotKeys.count {
+            allocateStorage()
+        }
+    }
+
+    /// Gives an object that has no values yet an empty slot for each property.
+    final func allocateStorage() {
+        if values.count != entity.slotKeys.count {
+            values = ContiguousArray(repeating: nil, count: entity.slotKeys.count)
+        }
     }
 
     private func fireFault() {
@@ -134,7 +156,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
     func turnIntoFault() {
         willTurnIntoFault()
-        values = ContiguousArray(repeating: nil, count: values.count)
+        values = []
         committedValues = nil
         faultFlag = true
         didTurnIntoFault()
@@ -156,14 +178,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// destination object; to-many relationships a `Set<NSManagedObject>` (an `NSOrderedSet` when
     /// ordered). An unknown key traps, as Core Data raises.
     open func value(forKey key: String) -> Any? {
-        guard let property = entity.frozenPropertiesByName[key] else {
+        guard let slot = entity.fastSlot(forKey: key) else {
             if key == "self" || key == "SELF" { return self }
             if key == "objectID" { return objectID }
             _ = property(forKey: key)
             return nil
         }
         fireFaultIfNeeded()
-        return currentValue(of: property)
+        if case .attribute = entity.slotKinds[slot] { return values[slot] }
+        return currentValue(of: entity.frozenProperties[slot])
     }
 
     @inline(__always)
@@ -181,14 +204,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// Sets the value of a property, recording the change and keeping inverse relationships consistent.
     open func setValue(_ value: Any?, forKey key: String) {
-        let property = property(forKey: key)
+        guard let slot = entity.fastSlot(forKey: key) else {
+            _ = property(forKey: key)
+            return
+        }
         fireFaultIfNeeded()
-        if let attribute = property as? NSAttributeDescription {
-            let normalized = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+        if case .attribute(let type) = entity.slotKinds[slot] {
+            let normalized = value.map { AttributeValueCoding.normalize($0, for: type) }
             willChangeValue(forKey: key)
-            values[attribute.slot] = normalized
+            values[slot] = normalized
             didChangeValue(forKey: key)
-        } else if let relationship = property as? NSRelationshipDescription {
+            return
+        }
+        let property = entity.frozenProperties[slot]
+        if let relationship = property as? NSRelationshipDescription {
             if relationship.isToMany {
                 setToMany(relationship, to: OrderedSet(Self.managedObjects(in: value)))
             } else {
@@ -227,6 +256,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
 
     /// Sets the stored value of a property without notifications or inverse maintenance.
+    ///
+    /// (Relationships set this way do not update their inverses, as in Core Data.)
     open func setPrimitiveValue(_ value: Any?, forKey key: String) {
         let property = property(forKey: key)
         fireFaultIfNeeded()
@@ -379,7 +410,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     // MARK: NSObject
 
     open override var description: String {
-        let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { "\($0.name) = \(values[$0.slot].map { "\($0)" } ?? "nil")" }.joined(separator: "; ") + " }"
+        let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { attribute in
+            let value = values.indices.contains(attribute.slot) ? values[attribute.slot] : nil
+            return "\(attribute.name) = \(value.map { "\($0)" } ?? "nil")"
+        }.joined(separator: "; ") + " }"
         return "<\(type(of: self)): \(objectID.uriRepresentation().absoluteString)> (entity: \(entity.name ?? "?"); data: \(state))"
     }
 

@@ -19,14 +19,60 @@ extension NSManagedObjectContext {
             results = try parent.fetchDictionaries(erased, entity: entity).map { NSDictionary(dictionary: $0) }
         default:
             let objects = try fetchObjects(erased, entity: entity, parent: parent)
-            results = erased.resultType == .managedObjectIDResultType ? objects.map(\.objectID) : objects
+            if erased.resultType == .managedObjectIDResultType {
+                results = objects.map(\.objectID)
+            } else {
+                return try Self.castObjects(objects, to: T.self)
+            }
         }
-        return try results.map { result in
-            guard let typed = result as? T else {
-                throw CoreDataError.make(.coreData, "A fetch result of type \(type(of: result)) can't be returned as \(T.self); check the entity's representedClassName and the request's resultType.")
+        return try Self.cast(results, to: T.self)
+    }
+
+    /// Casts managed objects to the request's result type, checking each class once.
+    private static func castObjects<T>(_ objects: [NSManagedObject], to _: T.Type) throws -> [T] {
+        if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
+        guard T.self is AnyObject.Type else { return try cast(objects, to: T.self) }
+        var typed: [T] = []
+        typed.reserveCapacity(objects.count)
+        var checked: ObjectIdentifier?
+        for object in objects {
+            let cls = ObjectIdentifier(type(of: object))
+            if cls != checked {
+                guard object is T else { throw mismatch(object, T.self) }
+                checked = cls
+            }
+            typed.append(unsafeBitCast(object, to: T.self))
+        }
+        return typed
+    }
+
+    /// Casts results to the request's result type, checking each class once.
+    private static func cast<T>(_ results: [Any], to _: T.Type) throws -> [T] {
+        var typed: [T] = []
+        typed.reserveCapacity(results.count)
+        if T.self is AnyObject.Type {
+            // T is a class: a checked class needs no further casts.
+            var checked: ObjectIdentifier?
+            for result in results {
+                let object = result as AnyObject
+                let cls = ObjectIdentifier(type(of: object))
+                if cls != checked {
+                    guard result is T else { throw mismatch(result, T.self) }
+                    checked = cls
+                }
+                typed.append(unsafeBitCast(object, to: T.self))
             }
             return typed
         }
+        for result in results {
+            guard let value = result as? T else { throw mismatch(result, T.self) }
+            typed.append(value)
+        }
+        return typed
+    }
+
+    private static func mismatch<T>(_ result: Any, _: T.Type) -> NSError {
+        CoreDataError.make(.coreData, "A fetch result of type \(type(of: result)) can't be returned as \(T.self); check the entity's representedClassName and the request's resultType.")
     }
 
     /// The number of objects a request would return.
@@ -66,6 +112,7 @@ extension NSManagedObjectContext {
         }
         let rows = try parent.fetchRows(storeRequest, entity: entity)
         let asFault = request.returnsObjectsAsFaults && request.resultType == .managedObjectResultType
+        reserveRegistryCapacity(rows.count)
         var objects = rows.map { registerFetched($0.0, row: $0.1, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
         guard merging else { return objects }
 

@@ -51,14 +51,14 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    private(set) var registry: [NSManagedObjectID: NSManagedObject] = [:]
-    private var inserted: OrderedSet<NSManagedObject> = []
-    private var updated: OrderedSet<NSManagedObject> = []
-    private var deleted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private(set) var registry: [ObjectKey: NSManagedObject] = [:]
+    @exclusivity(unchecked) private var inserted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var updated: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var deleted: OrderedSet<NSManagedObject> = []
     // Changes since the last ObjectsDidChange notification.
-    private var pendingInserted: OrderedSet<NSManagedObject> = []
-    private var pendingUpdated: OrderedSet<NSManagedObject> = []
-    private var pendingDeleted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var pendingInserted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var pendingUpdated: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var pendingDeleted: OrderedSet<NSManagedObject> = []
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -201,29 +201,29 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     /// The registered object with an ID, or nil.
     public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
-        registry[objectID]
+        registry[objectID.key]
     }
 
     /// The object with an ID: the registered one, or a new fault for it (not checked against the store).
     public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
-        if let object = registry[objectID] { return object }
+        if let object = registry[objectID.key] { return object }
         let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
         object.faultFlag = true
-        registry[objectID] = object
+        registry[objectID.key] = object
         return object
     }
 
     /// The object with an ID, loaded; throws when it does not exist in the store.
     public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
-        if let object = registry[objectID], !object.faultFlag || object.committedValues != nil { return object }
+        if let object = registry[objectID.key], !object.faultFlag || object.committedValues != nil { return object }
         if objectID.isTemporaryID {
             throw CoreDataError.make(.coreData, "No object with the temporary ID \(objectID) is registered in this context.", userInfo: ["objectID": objectID])
         }
         guard let row = try requireParent().loadRow(objectID) else {
             throw CoreDataError.make(.coreData, "The object \(objectID) does not exist in the store.", userInfo: ["objectID": objectID])
         }
-        let object = registry[objectID] ?? NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
-        registry[objectID] = object
+        let object = registry[objectID.key] ?? NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
+        registry[objectID.key] = object
         object.values = row.values
         object.committedValues = row.values
         object.storeVersion = row.version
@@ -232,9 +232,14 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         return object
     }
 
+    /// Makes room for `count` more registered objects.
+    func reserveRegistryCapacity(_ count: Int) {
+        registry.reserveCapacity(registry.count + count)
+    }
+
     /// Registers an object fetched from the parent, or updates a registered one that has no changes.
     func registerFetched(_ objectID: NSManagedObjectID, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        if let existing = registry[objectID] {
+        if let existing = registry[objectID.key] {
             if let row, !existing.hasChanges, existing.committedValues == nil || refresh {
                 existing.values = row.values
                 existing.committedValues = row.values
@@ -250,7 +255,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.storeVersion = row.version
         }
         object.faultFlag = true
-        registry[objectID] = object
+        registry[objectID.key] = object
         if !asFault { object.fireFaultIfNeeded() }
         return object
     }
@@ -280,17 +285,21 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         }
         object.managedObjectContext = self
         object.insertedFlag = true
-        if !adopted, object.values.allSatisfy({ $0 == nil }) { object.applyDefaultValues() }
+        if object.values.count != object.entity.slotKeys.count {
+            object.allocateStorage()
+            if !adopted { object.applyDefaultValues() }
+        }
         for relationship in object.entity.frozenRelationships where relationship.isToMany && !(object.values[relationship.slot] is RelationshipSet) {
             object.values[relationship.slot] = RelationshipSet(committedIDs: [])
         }
-        registry[object.objectID] = object
+        registry[object.objectID.key] = object
         inserted.append(object)
         pendingInserted.append(object)
         if !adopted { object.awakeFromInsert() }
     }
 
-    /// Marks an object for deletion at the next save; delete rules apply when changes are processed.
+    /// Marks an object for deletion at the next save. Delete rules apply at once: Cascade deletes
+    /// the destinations, Nullify removes the object from their inverses; Deny is checked at save.
     public func delete(_ object: NSManagedObject) {
         guard object.managedObjectContext === self, !object.deletedFlag else { return }
         object.fireFaultIfNeeded()
@@ -302,7 +311,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             pendingInserted.remove(object)
             object.deletedFlag = true
             applyDeleteRules(to: object)
-            registry[object.objectID] = nil
+            registry[object.objectID.key] = nil
             return
         }
         object.deletedFlag = true
@@ -451,9 +460,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     private func finishSave(permanentIDs: [NSManagedObjectID: NSManagedObjectID]) {
         for (temporary, permanent) in permanentIDs {
-            guard let object = registry.removeValue(forKey: temporary) else { continue }
+            guard let object = registry.removeValue(forKey: temporary.key) else { continue }
             object.objectID = permanent
-            registry[permanent] = object
+            registry[permanent.key] = object
         }
         let savedInserted = Set(inserted)
         let savedUpdated = Set(updated)
@@ -474,7 +483,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.committedValues = committed
         }
         for object in deleted {
-            registry[object.objectID] = nil
+            registry[object.objectID.key] = nil
             object.managedObjectContext = nil
         }
         inserted = []
@@ -509,7 +518,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed values.
     public func rollback() {
         for object in inserted {
-            registry[object.objectID] = nil
+            registry[object.objectID.key] = nil
             object.insertedFlag = false
             object.managedObjectContext = nil
         }
@@ -622,7 +631,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         var removed: Set<NSManagedObject> = []
         var insertedHere: Set<NSManagedObject> = []
         for id in ids.updated {
-            guard let object = registry[id] else { continue }
+            guard let object = registry[id.key] else { continue }
             refresh(object, mergeChanges: object.hasChanges)
             if !object.hasChanges, let row = loadRowForFault(id) {
                 object.values = row.values
@@ -633,7 +642,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             refreshed.insert(object)
         }
         for id in ids.deleted {
-            guard let object = registry.removeValue(forKey: id) else { continue }
+            guard let object = registry.removeValue(forKey: id.key) else { continue }
             inserted.remove(object)
             updated.remove(object)
             deleted.remove(object)
@@ -694,9 +703,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
-            registry[object.objectID] = nil
+            registry[object.objectID.key] = nil
             object.objectID = permanent
-            registry[permanent] = object
+            registry[permanent.key] = object
         }
     }
 

@@ -9,37 +9,28 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     public let entity: NSEntityDescription
     /// The store's identifier (its `NSStoreUUID`), nil for a temporary ID.
     let storeIdentifier: String?
+    /// The identity as a small value: what contexts key their registered objects by.
+    let key: ObjectKey
+
+    private static let temporaryCounter = LockedValue<Int64>(0)
+
     /// The row's primary key (`Z_PK`), or 0 for a temporary ID.
-    let primaryKey: Int64
-    /// A unique number distinguishing temporary IDs.
-    let temporaryNumber: UInt64
-    private let cachedHash: Int
+    var primaryKey: Int64 { key.primaryKey > 0 ? key.primaryKey : 0 }
 
-    private static let temporaryCounter = LockedValue<UInt64>(0)
-
-    init(entity: NSEntityDescription, storeIdentifier: String, primaryKey: Int64) {
+    init(entity: NSEntityDescription, storeIdentifier: String, storeNumber: Int, primaryKey: Int64) {
         self.entity = entity
         self.storeIdentifier = storeIdentifier
-        self.primaryKey = primaryKey
-        self.temporaryNumber = 0
-        var hasher = Hasher()
-        hasher.combine(ObjectIdentifier(entity.rootEntity))
-        hasher.combine(primaryKey)
-        hasher.combine(storeIdentifier)
-        cachedHash = hasher.finalize()
+        self.key = ObjectKey(primaryKey: primaryKey, root: ObjectIdentifier(entity.rootEntity), store: storeNumber)
     }
 
     init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
         self.storeIdentifier = nil
-        self.primaryKey = 0
-        self.temporaryNumber = Self.temporaryCounter.withLock { counter in
+        let number = Self.temporaryCounter.withLock { counter in
             counter += 1
             return counter
         }
-        var hasher = Hasher()
-        hasher.combine(temporaryNumber)
-        cachedHash = hasher.finalize()
+        self.key = ObjectKey(primaryKey: -number, root: ObjectIdentifier(entity.rootEntity), store: 0)
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
@@ -50,23 +41,33 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
         storeIdentifier.flatMap { PersistentStoreRegistry.store(withIdentifier: $0) }
     }
 
-    /// A URL naming the object: `x-coredata://<store UUID>/<Entity>/p<pk>` (temporary: `…/t<UUID>`).
+    /// A URL naming the object: `x-coredata://<store UUID>/<Entity>/p<pk>` (temporary: `…/t<number>`).
     public func uriRepresentation() -> URL {
         let entityName = entity.name ?? "?"
         if let storeIdentifier {
-            return URL(string: "x-coredata://\(storeIdentifier)/\(entityName)/p\(primaryKey)")!
+            return URL(string: "x-coredata://\(storeIdentifier)/\(entityName)/p\(key.primaryKey)")!
         }
-        return URL(string: "x-coredata:///\(entityName)/t\(temporaryNumber)")!
+        return URL(string: "x-coredata:///\(entityName)/t\(-key.primaryKey)")!
     }
 
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSManagedObjectID else { return false }
-        if self === other { return true }
-        if isTemporaryID || other.isTemporaryID { return temporaryNumber == other.temporaryNumber && isTemporaryID == other.isTemporaryID }
-        return primaryKey == other.primaryKey && storeIdentifier == other.storeIdentifier && entity.rootEntity === other.entity.rootEntity
+        guard let other = object as AnyObject? as? NSManagedObjectID else { return false }
+        return key == other.key
     }
 
-    open override var hash: Int { cachedHash }
+    open override var hash: Int { key.hashValue }
 
     open override var description: String { "<\(uriRepresentation().absoluteString)>" }
+}
+
+/// An object's identity as a value: primary key (negative for temporary IDs), root entity and store.
+struct ObjectKey: Hashable {
+    let primaryKey: Int64
+    let root: ObjectIdentifier
+    let store: Int
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+        hasher.combine(root)
+    }
 }

@@ -5,12 +5,21 @@ enum ObjectValidation {
     /// Checks every persistent property of an object; throws one error, or 1560 wrapping several.
     static func validateProperties(of object: NSManagedObject) throws {
         var errors: [NSError] = []
-        for property in object.entity.frozenProperties where !property.isTransient {
+        let entity = object.entity
+        let properties = entity.frozenProperties
+        for slot in properties.indices {
+            let property = properties[slot]
+            if property.isTransient { continue }
+            // Fast path: a present value of the attribute's own type, with no further constraints.
+            if case .attribute(let type) = entity.slotKinds[slot], let value = object.values[slot],
+               !entity.slotHasConstraints[slot], AttributeValueCoding.hasCanonicalType(value, for: type) {
+                continue
+            }
             do {
                 if let relationship = property as? NSRelationshipDescription {
                     try validate(relationship: relationship, in: object)
                 } else {
-                    try validate(value: object.values[property.slot], of: property, in: object)
+                    try validate(value: object.values[slot], of: property, in: object)
                 }
             } catch let error as NSError {
                 errors.append(error)

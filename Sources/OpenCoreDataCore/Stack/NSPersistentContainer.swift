@@ -13,7 +13,7 @@ open class NSPersistentContainer: @unchecked Sendable {
     public var persistentStoreDescriptions: [NSPersistentStoreDescription]
     private let viewContextStorage: NSManagedObjectContext
 
-    /// Creates a container whose model is `<name>.xcdatamodeld` (or `.momd`) among the resources of
+    /// Creates a container whose model is `<name>.xcdatamodeld` (or `<name>.xcdatamodel`) among the resources of
     /// the main bundle, the test bundle or the bundles next to the executable.
     ///
     /// A missing model is a programmer error and traps with the places searched.

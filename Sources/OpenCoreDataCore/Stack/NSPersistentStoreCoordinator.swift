@@ -113,7 +113,10 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
 
     /// Replaces the metadata of an added store; written at the next save.
     public func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        store.metadata = metadata
+        withLock {
+            store.metadata = metadata ?? [:]
+            store.metadataDidChange()
+        }
     }
 
     /// The metadata of a store file, without adding it.

@@ -99,6 +99,8 @@ open class NSPersistentStore: @unchecked Sendable {
     // MARK: Engine (overridden by each store)
 
     func load() throws {}
+    /// Called when the user replaced the metadata; stores that keep it on disk write it at the next save.
+    func metadataDidChange() {}
     func close() {}
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }
@@ -111,9 +113,13 @@ open class NSPersistentStore: @unchecked Sendable {
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
 
     /// A permanent ID in this store.
-    func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: primaryKey)
+    @inline(__always)
+    final func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, storeIdentifier: identifier, storeNumber: storeNumber, primaryKey: primaryKey)
     }
+
+    /// A small number identifying this store within the process, part of its objects' keys.
+    private(set) lazy var storeNumber: Int = PersistentStoreRegistry.number(for: identifier)
 }
 
 /// Finds stores by identifier, for `NSManagedObjectID.persistentStore`.
@@ -124,6 +130,17 @@ enum PersistentStoreRegistry {
     }
 
     private static let stores = LockedValue<[String: WeakStore]>([:])
+    private static let numbers = LockedValue<[String: Int]>([:])
+
+    /// A process-wide number for a store identifier (the same identifier always gets the same number).
+    static func number(for identifier: String) -> Int {
+        numbers.withLock { numbers in
+            if let number = numbers[identifier] { return number }
+            let number = numbers.count + 1
+            numbers[identifier] = number
+            return number
+        }
+    }
 
     static func register(_ store: NSPersistentStore) {
         guard let identifier = store.identifier else { return }

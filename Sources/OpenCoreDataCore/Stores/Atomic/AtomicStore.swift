@@ -193,7 +193,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         let savedKeys = maxPrimaryKey
         do {
             var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
-            for record in changes.inserted {
+            for record in changes.inserted where record.objectID.isTemporaryID {
                 let key = try allocatePrimaryKeys(for: record.entity, count: 1)[0]
                 mapping[record.objectID] = objectID(for: record.entity, primaryKey: key)
             }

@@ -33,7 +33,13 @@ struct SQLFetchBuilder {
         }
         if let predicate = request.predicate {
             var compiler = SQLPredicateCompiler(builder: self, rootAlias: "t0", rootEntity: entity)
-            let condition = try compiler.compile(predicate)
+            let condition: String
+            do {
+                condition = try compiler.compile(predicate)
+            } catch {
+                compiler.builder.releaseTokens()
+                throw error
+            }
             self = compiler.builder
             if condition != "1" { conditions.append(condition) }
         }
@@ -76,9 +82,13 @@ struct SQLFetchBuilder {
         return "SELECT COUNT(*)\(fromClause)\(whereClause)"
     }
 
-    /// Logs the statement when SQL debugging is on, and releases per-query registrations.
-    mutating func log(sql: String, rows: Int, start: UInt64) {
+    /// Logs the statement when SQL debugging is on.
+    func log(sql: String, rows: Int, start: UInt64) {
         SQLDebugLog.statement(sql, rows: rows, start: start, isFetch: true)
+    }
+
+    /// Releases the predicates registered for `OCD_MATCH` by this query.
+    mutating func releaseTokens() {
         for token in matchTokens { SQLPredicateFunctions.unregister(token) }
         matchTokens = []
     }

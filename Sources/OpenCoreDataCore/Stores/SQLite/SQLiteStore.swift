@@ -225,6 +225,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    override func metadataDidChange() {
+        metadataChanged = true
+    }
+
     override func close() {
         try? database?.close()
         database = nil
@@ -278,8 +282,27 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private struct RowPlan {
         let entity: NSEntityDescription
         let slotCount: Int
-        /// (slot, column index, kind)
-        let columns: [(Int, Int32, SQLiteValueCoding.ColumnKind)]
+        /// One entry per stored property: its slot, its column in the select list and how to read it.
+        let columns: [ColumnPlan]
+        /// Whether the columns cover slots 0..<slotCount in order with plain attribute kinds.
+        let isDense: Bool
+
+        init(entity: NSEntityDescription, slotCount: Int, columns: [ColumnPlan]) {
+            self.entity = entity
+            self.slotCount = slotCount
+            self.columns = columns
+            self.isDense = columns.count == slotCount && columns.enumerated().allSatisfy { index, column in
+                column.slot == index && column.kind != .toOne && column.kind != .transformable
+            }
+        }
+    }
+
+    private struct ColumnPlan {
+        let slot: Int
+        let column: Int32
+        let kind: SQLiteValueCoding.ColumnKind
+        /// The property, for to-one relationships and transformable attributes.
+        let property: NSPropertyDescription
     }
 
     /// The select list for a set of entities and each entity's decoding plan.
@@ -297,7 +320,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let members = entity.selfAndDescendants.filter { schema.mapping(for: $0) != nil }
         for member in members {
             let mapping = schema.mapping(for: member)!
-            var columns: [(Int, Int32, SQLiteValueCoding.ColumnKind)] = []
+            var columns: [ColumnPlan] = []
             for property in member.frozenProperties where !property.isTransient {
                 guard let column = mapping.columnsBySlot[property.slot] else { continue }
                 let index: Int32
@@ -308,7 +331,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     indexByColumn[column] = index
                     plan.columns.append(column)
                 }
-                columns.append((property.slot, index, SQLiteValueCoding.ColumnKind(property)))
+                columns.append(ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property))
             }
             plan.plans[mapping.number] = RowPlan(entity: member, slotCount: member.frozenProperties.count, columns: columns)
         }
@@ -328,10 +351,27 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
+        if plan.isDense {
+            // Every slot is a plain attribute column, in slot order: initialize each slot once.
+            let values = ContiguousArray<Any?>(unsafeUninitializedCapacity: plan.slotCount) { buffer, count in
+                for column in plan.columns {
+                    (buffer.baseAddress! + column.slot).initialize(to: SQLiteValueCoding.read(statement, column.column, column.kind))
+                }
+                count = plan.slotCount
+            }
+            return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
+        }
         var values = ContiguousArray<Any?>(repeating: nil, count: plan.slotCount)
-        for (slot, index, kind) in plan.columns {
-            values[slot] = SQLiteValueCoding.read(statement, index, kind) { destination, pk in
-                self.makeDestinationID(db, destination, pk)
+        for column in plan.columns {
+            switch column.kind {
+            case .toOne:
+                guard sqlite3_column_type(statement, column.column) != SQLITE_NULL,
+                      let destination = (column.property as? NSRelationshipDescription)?.destinationEntity else { continue }
+                values[column.slot] = makeDestinationID(db, destination, sqlite3_column_int64(statement, column.column))
+            case .transformable:
+                values[column.slot] = TransformableCoding.decode(SQLiteValueCoding.blobValue(statement, column.column), for: column.property as! NSAttributeDescription)
+            default:
+                values[column.slot] = SQLiteValueCoding.read(statement, column.column, column.kind)
             }
         }
         return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
@@ -344,6 +384,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let plan = selectPlan(for: entity)
         let withValues = request.includesPropertyValues
         var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        defer { query.releaseTokens() }
         let columns = ["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + (withValues ? plan.columns.map { "t0.\($0)" } : [])
         let sql = query.selectSQL(columns: columns)
         let start = DispatchTime.now().uptimeNanoseconds
@@ -372,6 +413,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
         guard schema.mapping(for: entity) != nil else { return 0 }
         var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        defer { query.releaseTokens() }
         let sql = query.countSQL()
         let start = DispatchTime.now().uptimeNanoseconds
         let count = try read { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(query.arguments)) ?? 0 }
@@ -451,7 +493,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
             // Permanent IDs, inside the transaction so a failed save leaves Z_PRIMARYKEY as it was.
-            for group in Dictionary(grouping: changes.inserted, by: { ObjectIdentifier($0.entity) }).values {
+            // Objects given permanent IDs earlier (obtainPermanentIDs) keep them.
+            let needingKeys = changes.inserted.filter { $0.objectID.isTemporaryID }
+            for group in Dictionary(grouping: needingKeys, by: { ObjectIdentifier($0.entity) }).values {
                 let entity = group[0].entity
                 let keys = try allocate(db, entity: entity, count: group.count)
                 for (record, key) in zip(group, keys) { mapping[record.objectID] = objectID(for: entity, primaryKey: key) }
@@ -461,7 +505,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 return id.isTemporaryID ? nil : id.primaryKey
             }
             for record in changes.deleted { try delete(record, db) }
-            for record in changes.inserted { try insert(record, pk: mapping[record.objectID]!.primaryKey, db, primaryKey) }
+            for record in changes.inserted { try insert(record, pk: (mapping[record.objectID] ?? record.objectID).primaryKey, db, primaryKey) }
             for record in changes.updated { try update(record, db, primaryKey) }
             for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
             if metadataChanged { try writeMetadata(db); metadataChanged = false }
@@ -470,35 +514,70 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return mapping
     }
 
-    private func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
-        let mapping = schema.mapping(for: record.entity)!
+    /// The prepared SQL and column order for writing one entity's rows.
+    private struct WritePlan {
+        let insertSQL: String
+        let updateSQL: String
+        let slots: [Int]
+        let kinds: [SQLiteValueCoding.ColumnKind]
+        let properties: [NSPropertyDescription]
+        let entityNumber: Int64
+    }
+
+    private var writePlans: [ObjectIdentifier: WritePlan] = [:]
+
+    private func writePlan(for entity: NSEntityDescription) -> WritePlan {
+        if let plan = writePlans[ObjectIdentifier(entity)] { return plan }
+        let mapping = schema.mapping(for: entity)!
         let slots = mapping.columnsBySlot.keys.sorted()
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
-        let sql = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let statement = try db.cachedStatement(sql: sql)
-        var arguments: [DatabaseValue] = [pk.databaseValue, mapping.number.databaseValue, 1.databaseValue]
-        arguments.reserveCapacity(columns.count)
-        let properties = record.entity.frozenProperties
-        for slot in slots {
-            arguments.append(SQLiteValueCoding.databaseValue(record.values[slot], for: properties[slot], primaryKeyOf: primaryKey))
+        let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
+        let properties = slots.map { entity.frozenProperties[$0] }
+        let plan = WritePlan(
+            insertSQL: "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))",
+            updateSQL: "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
+            slots: slots,
+            kinds: properties.map(SQLiteValueCoding.ColumnKind.init),
+            properties: properties,
+            entityNumber: Int64(mapping.number)
+        )
+        writePlans[ObjectIdentifier(entity)] = plan
+        return plan
+    }
+
+    /// Steps a bound statement once, resetting it afterwards; throws SQLite's error.
+    private func run(_ handle: OpaquePointer, _ db: Database, sql: String) throws {
+        let code = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
         }
-        statement.setUncheckedArguments(StatementArguments(arguments))
-        try statement.execute()
+    }
+
+    private func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+        let plan = writePlan(for: record.entity)
+        let handle = try db.cachedStatement(sql: plan.insertSQL).sqliteStatement
+        sqlite3_bind_int64(handle, 1, pk)
+        sqlite3_bind_int64(handle, 2, plan.entityNumber)
+        sqlite3_bind_int64(handle, 3, 1)
+        for index in plan.slots.indices {
+            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+        }
+        try run(handle, db, sql: plan.insertSQL)
     }
 
     private func update(_ record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
-        let mapping = schema.mapping(for: record.entity)!
-        let slots = mapping.columnsBySlot.keys.sorted()
-        let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
-        let sql = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
-        let statement = try db.cachedStatement(sql: sql)
-        let properties = record.entity.frozenProperties
-        var arguments = slots.map { SQLiteValueCoding.databaseValue(record.values[$0], for: properties[$0], primaryKeyOf: primaryKey) }
-        arguments.append(record.objectID.primaryKey.databaseValue)
-        arguments.append(record.version.databaseValue)
-        statement.setUncheckedArguments(StatementArguments(arguments))
-        try statement.execute()
+        let plan = writePlan(for: record.entity)
+        let handle = try db.cachedStatement(sql: plan.updateSQL).sqliteStatement
+        for index in plan.slots.indices {
+            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+        }
+        sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
+        sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
+        try run(handle, db, sql: plan.updateSQL)
         if db.changesCount == 0 {
+            let mapping = schema.mapping(for: record.entity)!
             let current = try Int64.fetchOne(db, sql: "SELECT Z_OPT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
             throw CoreDataError.make(.mergeConflict,
                 "Could not merge changes: \(record.objectID) was \(current == nil ? "deleted" : "changed (version \(current!), expected \(record.version))") in the store since it was fetched.",

@@ -7,18 +7,14 @@ import GRDBSQLite
 /// values as the data their transformer produces.
 enum SQLiteValueCoding {
     /// How to read one column into a slot.
-    enum ColumnKind {
-        case int16, int32, int64, bool, double, float, decimal, string, date, data, uuid, uri
-        case transformable(NSAttributeDescription)
-        case toOne(NSEntityDescription)
-        case undefined
+    enum ColumnKind: UInt8 {
+        case int16, int32, int64, bool, double, float, decimal, string, date, data, uuid, uri, transformable, toOne, undefined
 
         init(_ property: NSPropertyDescription) {
-            if let relationship = property as? NSRelationshipDescription {
-                self = .toOne(relationship.destinationEntity!)
+            guard let attribute = property as? NSAttributeDescription else {
+                self = .toOne
                 return
             }
-            let attribute = property as! NSAttributeDescription
             switch attribute.attributeType {
             case .integer16AttributeType: self = .int16
             case .integer32AttributeType: self = .int32
@@ -32,15 +28,16 @@ enum SQLiteValueCoding {
             case .binaryDataAttributeType: self = .data
             case .UUIDAttributeType: self = .uuid
             case .URIAttributeType: self = .uri
-            case .transformableAttributeType: self = .transformable(attribute)
+            case .transformableAttributeType: self = .transformable
             default: self = .undefined
             }
         }
     }
 
-    /// Reads column `index` of the current row. To-one columns become IDs through `makeID`.
+    /// Reads column `index` of the current row for attribute kinds (not `.toOne`, which the store
+    /// turns into an object ID, nor `.transformable`, which needs its attribute).
     @inline(__always)
-    static func read(_ statement: OpaquePointer, _ index: Int32, _ kind: ColumnKind, makeID: (NSEntityDescription, Int64) -> NSManagedObjectID?) -> Any? {
+    static func read(_ statement: OpaquePointer, _ index: Int32, _ kind: ColumnKind) -> Any? {
         let type = sqlite3_column_type(statement, index)
         if type == SQLITE_NULL { return nil }
         switch kind {
@@ -54,7 +51,7 @@ enum SQLiteValueCoding {
         case .string, .uri:
             guard let text = sqlite3_column_text(statement, index) else { return nil }
             let string = String(cString: text)
-            if case .uri = kind { return URL(string: string) }
+            if kind == .uri { return URL(string: string) }
             return string
         case .decimal:
             if type == SQLITE_TEXT, let text = sqlite3_column_text(statement, index) {
@@ -70,13 +67,13 @@ enum SQLiteValueCoding {
                 return nil
             }
             return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-        case .transformable(let attribute):
-            return TransformableCoding.decode(blob(statement, index), for: attribute)
-        case .toOne(let destination):
-            return makeID(destination, sqlite3_column_int64(statement, index))
-        case .undefined:
+        case .transformable, .toOne, .undefined:
             return nil
         }
+    }
+
+    static func blobValue(_ statement: OpaquePointer, _ index: Int32) -> Data? {
+        sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : blob(statement, index)
     }
 
     private static func blob(_ statement: OpaquePointer, _ index: Int32) -> Data? {
@@ -84,6 +81,37 @@ enum SQLiteValueCoding {
         guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return Data() }
         return Data(bytes: bytes, count: count)
     }
+
+    /// Binds a slot's value to a statement parameter, with the fast paths for canonical values.
+    @inline(__always)
+    static func bind(_ value: Any?, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        switch kind {
+        case .int64:
+            if let integer = value as? Int64 { sqlite3_bind_int64(handle, index, integer); return }
+        case .int32:
+            if let integer = value as? Int32 { sqlite3_bind_int64(handle, index, Int64(integer)); return }
+        case .int16:
+            if let integer = value as? Int16 { sqlite3_bind_int64(handle, index, Int64(integer)); return }
+        case .bool:
+            if let bool = value as? Bool { sqlite3_bind_int64(handle, index, bool ? 1 : 0); return }
+        case .double:
+            if let double = value as? Double { sqlite3_bind_double(handle, index, double); return }
+        case .date:
+            if let date = value as? Date { sqlite3_bind_double(handle, index, date.timeIntervalSinceReferenceDate); return }
+        case .string:
+            if let string = value as? String { sqlite3_bind_text(handle, index, string, -1, sqliteTransient); return }
+        default:
+            break
+        }
+        databaseValue(value, for: property, primaryKeyOf: primaryKeyOf).bindRaw(to: handle, at: index)
+    }
+
+    /// SQLite's "copy the bytes now" destructor.
+    static let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// The database value to write for a slot's value.
     static func databaseValue(_ value: Any?, for property: NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) -> DatabaseValue {
@@ -141,5 +169,23 @@ enum TransformableCoding {
         guard let data else { return nil }
         let (transformer, unarchiving) = transformer(for: attribute)
         return unarchiving ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
+    }
+}
+
+extension DatabaseValue {
+    /// Binds this value to a raw statement parameter.
+    func bindRaw(to handle: OpaquePointer, at index: Int32) {
+        switch storage {
+        case .null: sqlite3_bind_null(handle, index)
+        case .int64(let integer): sqlite3_bind_int64(handle, index, integer)
+        case .double(let double): sqlite3_bind_double(handle, index, double)
+        case .string(let string): sqlite3_bind_text(handle, index, string, -1, SQLiteValueCoding.sqliteTransient)
+        case .blob(let data) where data.isEmpty:
+            sqlite3_bind_zeroblob(handle, index, 0)
+        case .blob(let data):
+            data.withUnsafeBytes { bytes in
+                _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), SQLiteValueCoding.sqliteTransient)
+            }
+        }
     }
 }
