@@ -109,11 +109,16 @@ func insertOpenCoreData(_ url: URL, rows: Int) throws -> Int64 {
     context.persistentStoreCoordinator = coordinator
     try context.performAndWait {
         let entity = coordinator.managedObjectModel.entitiesByName["Row"]!
+        let start = now()
         for pk in 1...rows {
             let object = NSManagedObject(entity: entity, insertInto: context)
             for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
         }
+        let inserted = now()
         try context.save()
+        if ProcessInfo.processInfo.environment["OCD_BENCH_PHASES"] != nil {
+            FileHandle.standardError.write("insert \(inserted - start) s, save \(now() - inserted) s\n".data(using: .utf8)!)
+        }
     }
     return Int64(rows)
 }

@@ -31,16 +31,16 @@ enum AttributeValueCoding {
     static func normalize(_ value: Any, for type: NSAttributeType) -> Any {
         switch type {
         case .integer16AttributeType:
-            if value is Int16 { return value }
+            if ExistentialFastPath.isExactly(value, Int16.self) { return value }
             return exactInteger(value).flatMap { Int16(exactly: $0) } ?? value
         case .integer32AttributeType:
-            if value is Int32 { return value }
+            if ExistentialFastPath.isExactly(value, Int32.self) { return value }
             return exactInteger(value).flatMap { Int32(exactly: $0) } ?? value
         case .integer64AttributeType:
-            if value is Int64 { return value }
+            if ExistentialFastPath.isExactly(value, Int64.self) { return value }
             return exactInteger(value).flatMap { Int64(exactly: $0) } ?? value
         case .doubleAttributeType:
-            if value is Double { return value }
+            if ExistentialFastPath.isExactly(value, Double.self) { return value }
             if let float = value as? Float { return Double(float) }
             if let integer = exactInteger(value), let double = Double(exactly: integer) { return double }
             if let number = value as? NSNumber, !(value is Bool) { return number.doubleValue }
@@ -60,6 +60,7 @@ enum AttributeValueCoding {
             if let integer = exactInteger(value), integer == 0 || integer == 1 { return integer == 1 }
             return value
         case .stringAttributeType:
+            if ExistentialFastPath.isExactly(value, String.self) { return value }
             if let string = value as? NSString, !(value is String) { return string as String }
             return value
         case .URIAttributeType:
@@ -76,18 +77,18 @@ enum AttributeValueCoding {
     /// Whether a (normalized) value has the attribute's canonical type.
     static func hasCanonicalType(_ value: Any, for type: NSAttributeType) -> Bool {
         switch type {
-        case .integer16AttributeType: value is Int16
-        case .integer32AttributeType: value is Int32
-        case .integer64AttributeType: value is Int64
-        case .decimalAttributeType: value is Decimal
-        case .doubleAttributeType: value is Double
-        case .floatAttributeType: value is Float
-        case .booleanAttributeType: value is Bool
-        case .stringAttributeType: value is String
-        case .dateAttributeType: value is Date
-        case .binaryDataAttributeType: value is Data
-        case .UUIDAttributeType: value is UUID
-        case .URIAttributeType: value is URL
+        case .integer16AttributeType: ExistentialFastPath.isExactly(value, Int16.self)
+        case .integer32AttributeType: ExistentialFastPath.isExactly(value, Int32.self)
+        case .integer64AttributeType: ExistentialFastPath.isExactly(value, Int64.self)
+        case .decimalAttributeType: ExistentialFastPath.isExactly(value, Decimal.self)
+        case .doubleAttributeType: ExistentialFastPath.isExactly(value, Double.self)
+        case .floatAttributeType: ExistentialFastPath.isExactly(value, Float.self)
+        case .booleanAttributeType: ExistentialFastPath.isExactly(value, Bool.self)
+        case .stringAttributeType: ExistentialFastPath.isExactly(value, String.self)
+        case .dateAttributeType: ExistentialFastPath.isExactly(value, Date.self)
+        case .binaryDataAttributeType: ExistentialFastPath.isExactly(value, Data.self)
+        case .UUIDAttributeType: ExistentialFastPath.isExactly(value, UUID.self)
+        case .URIAttributeType: ExistentialFastPath.isExactly(value, URL.self)
         case .objectIDAttributeType: value is NSManagedObjectID
         case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: true
         }

@@ -171,6 +171,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenAttributes = frozenProperties.compactMap { $0 as? NSAttributeDescription }
         frozenRelationships = frozenProperties.compactMap { $0 as? NSRelationshipDescription }
         slotKeys = frozenProperties.map(\.name)
+        storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
@@ -199,6 +200,9 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private(set) var slotKinds: [SlotKind] = []
 
     @exclusivity(unchecked) private(set) var slotKeyHashes: [UInt64] = []
+    /// Whether an object's values can be handed to a store as they are: no relationship slot to
+    /// translate and no transient slot to clear.
+    @exclusivity(unchecked) private(set) var storesValuesVerbatim = false
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
     @exclusivity(unchecked) private(set) var slotHasConstraints: [Bool] = []
 

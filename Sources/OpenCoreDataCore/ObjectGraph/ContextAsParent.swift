@@ -46,7 +46,7 @@ final class ContextAsParent: ParentStore {
         }
     }
 
-    func applyChanges(_ changes: SaveChanges, from child: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID] {
+    func applyChanges(_ changes: SaveChanges, from child: NSManagedObjectContext) throws -> PermanentIDs {
         context.performAndWait {
             for record in changes.inserted { context.adoptInsertedFromChild(record) }
             for record in changes.inserted + changes.updated { apply(record) }

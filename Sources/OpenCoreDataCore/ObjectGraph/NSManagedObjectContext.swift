@@ -52,13 +52,13 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     // Object graph state.
     @exclusivity(unchecked) private(set) var registry: [ObjectKey: NSManagedObject] = [:]
-    @exclusivity(unchecked) private var inserted: OrderedSet<NSManagedObject> = []
-    @exclusivity(unchecked) private var updated: OrderedSet<NSManagedObject> = []
-    @exclusivity(unchecked) private var deleted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var inserted: ManagedObjectList = []
+    @exclusivity(unchecked) private var updated: ManagedObjectList = []
+    @exclusivity(unchecked) private var deleted: ManagedObjectList = []
     // Changes since the last ObjectsDidChange notification.
-    @exclusivity(unchecked) private var pendingInserted: OrderedSet<NSManagedObject> = []
-    @exclusivity(unchecked) private var pendingUpdated: OrderedSet<NSManagedObject> = []
-    @exclusivity(unchecked) private var pendingDeleted: OrderedSet<NSManagedObject> = []
+    @exclusivity(unchecked) private var pendingInserted: ManagedObjectList = []
+    @exclusivity(unchecked) private var pendingUpdated: ManagedObjectList = []
+    @exclusivity(unchecked) private var pendingDeleted: ManagedObjectList = []
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -441,6 +441,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     }
 
     private func record(for object: NSManagedObject) -> SaveRecord {
+        if object.entity.storesValuesVerbatim {
+            return SaveRecord(objectID: object.objectID, entity: object.entity, values: object.values, toMany: [:], version: object.storeVersion)
+        }
         var values = object.values
         var toMany: [Int: [NSManagedObjectID]] = [:]
         for relationship in object.entity.frozenRelationships {
@@ -458,9 +461,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         return SaveRecord(objectID: object.objectID, entity: object.entity, values: values, toMany: toMany, version: object.storeVersion)
     }
 
-    private func finishSave(permanentIDs: [NSManagedObjectID: NSManagedObjectID]) {
+    private func finishSave(permanentIDs: PermanentIDs) {
         for (temporary, permanent) in permanentIDs {
-            guard let object = registry.removeValue(forKey: temporary.key) else { continue }
+            guard let object = registry.removeValue(forKey: temporary) else { continue }
             object.objectID = permanent
             registry[permanent.key] = object
         }
@@ -471,6 +474,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.insertedFlag = false
             object.updatedFlag = false
             object.storeVersion += 1
+            if object.entity.storesValuesVerbatim {
+                object.committedValues = object.values
+                continue
+            }
             var committed = object.values
             for relationship in object.entity.frozenRelationships {
                 if relationship.isToMany {
@@ -702,7 +709,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         guard let coordinator = persistentStoreCoordinator else { return }
         let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
         for object in objects {
-            guard let permanent = mapping[object.objectID] else { continue }
+            guard let permanent = mapping[object.objectID.key] else { continue }
             registry[object.objectID.key] = nil
             object.objectID = permanent
             registry[permanent.key] = object

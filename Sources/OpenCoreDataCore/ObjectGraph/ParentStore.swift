@@ -28,6 +28,9 @@ struct SaveChanges {
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
+/// The permanent IDs a save gave to inserted objects, by their temporary IDs' keys.
+typealias PermanentIDs = [ObjectKey: NSManagedObjectID]
+
 /// What a context asks of whatever is above it: the coordinator, or a parent context.
 protocol ParentStore: AnyObject {
     /// The model the parent uses.
@@ -43,5 +46,5 @@ protocol ParentStore: AnyObject {
     /// The destinations of a to-many relationship, in order.
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID]
     /// Applies a child's changes atomically; returns the permanent IDs given to inserted objects.
-    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID]
+    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs
 }

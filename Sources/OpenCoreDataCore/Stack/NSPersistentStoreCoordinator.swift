@@ -162,13 +162,13 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         return store(for: objectID.entity)
     }
 
-    func obtainPermanentIDs(for ids: [NSManagedObjectID]) throws -> [NSManagedObjectID: NSManagedObjectID] {
+    func obtainPermanentIDs(for ids: [NSManagedObjectID]) throws -> PermanentIDs {
         try withLock {
-            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            var mapping: PermanentIDs = [:]
             for (entity, group) in Dictionary(grouping: ids, by: { ObjectIdentifier($0.entity) }).map({ ($0.value[0].entity, $0.value) }) {
                 guard let store = store(for: entity) else { throw noStore(for: entity) }
                 let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
-                for (id, key) in zip(group, keys) { mapping[id] = store.objectID(for: entity, primaryKey: key) }
+                for (id, key) in zip(group, keys) { mapping[id.key] = store.objectID(for: entity, primaryKey: key) }
             }
             return mapping
         }
@@ -210,7 +210,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }
 
-    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> [NSManagedObjectID: NSManagedObjectID] {
+    func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs {
         try withLock {
             var perStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
             func add(_ record: SaveRecord, _ keyPath: WritableKeyPath<SaveChanges, [SaveRecord]>) throws {
@@ -223,7 +223,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             for record in changes.inserted { try add(record, \.inserted) }
             for record in changes.updated { try add(record, \.updated) }
             for record in changes.deleted { try add(record, \.deleted) }
-            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            var mapping: PermanentIDs = [:]
             for (store, storeChanges) in perStore.values {
                 mapping.merge(try store.save(storeChanges)) { _, new in new }
             }

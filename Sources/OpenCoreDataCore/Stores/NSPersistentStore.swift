@@ -108,7 +108,7 @@ open class NSPersistentStore: @unchecked Sendable {
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? { nil }
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
     /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
-    func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] { [:] }
+    func save(_ changes: SaveChanges) throws -> PermanentIDs { [:] }
     /// Reserves primary keys for new objects of an entity.
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
 

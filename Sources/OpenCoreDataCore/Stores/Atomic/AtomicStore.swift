@@ -187,17 +187,17 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         return count > 0 ? Array(first..<(first + Int64(count))) : []
     }
 
-    override func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] {
+    override func save(_ changes: SaveChanges) throws -> PermanentIDs {
         let savedRecords = records
         let savedOrder = order
         let savedKeys = maxPrimaryKey
         do {
-            var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+            var mapping: PermanentIDs = [:]
             for record in changes.inserted where record.objectID.isTemporaryID {
                 let key = try allocatePrimaryKeys(for: record.entity, count: 1)[0]
-                mapping[record.objectID] = objectID(for: record.entity, primaryKey: key)
+                mapping[record.objectID.key] = objectID(for: record.entity, primaryKey: key)
             }
-            let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping[$0] ?? $0 }
+            let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping[$0.key] ?? $0 }
             func translated(_ record: SaveRecord) -> (ContiguousArray<Any?>, [Int: [NSManagedObjectID]]) {
                 var values = record.values
                 for index in values.indices { if let id = values[index] as? NSManagedObjectID { values[index] = permanent(id) } }

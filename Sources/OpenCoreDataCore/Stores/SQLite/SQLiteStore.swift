@@ -488,8 +488,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return Array((current + 1)...newMax)
     }
 
-    override func save(_ changes: SaveChanges) throws -> [NSManagedObjectID: NSManagedObjectID] {
-        var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+    override func save(_ changes: SaveChanges) throws -> PermanentIDs {
+        var mapping: PermanentIDs = [:]
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
             // Permanent IDs, inside the transaction so a failed save leaves Z_PRIMARYKEY as it was.
@@ -498,14 +498,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for group in Dictionary(grouping: needingKeys, by: { ObjectIdentifier($0.entity) }).values {
                 let entity = group[0].entity
                 let keys = try allocate(db, entity: entity, count: group.count)
-                for (record, key) in zip(group, keys) { mapping[record.objectID] = objectID(for: entity, primaryKey: key) }
+                for (record, key) in zip(group, keys) { mapping[record.objectID.key] = objectID(for: entity, primaryKey: key) }
             }
             let primaryKey: (NSManagedObjectID) -> Int64? = { id in
-                if let permanent = mapping[id] { return permanent.primaryKey }
+                if let permanent = mapping[id.key] { return permanent.primaryKey }
                 return id.isTemporaryID ? nil : id.primaryKey
             }
             for record in changes.deleted { try delete(record, db) }
-            for record in changes.inserted { try insert(record, pk: (mapping[record.objectID] ?? record.objectID).primaryKey, db, primaryKey) }
+            for record in changes.inserted { try insert(record, pk: (mapping[record.objectID.key] ?? record.objectID).primaryKey, db, primaryKey) }
             for record in changes.updated { try update(record, db, primaryKey) }
             for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
             if metadataChanged { try writeMetadata(db); metadataChanged = false }

@@ -91,19 +91,19 @@ enum SQLiteValueCoding {
         }
         switch kind {
         case .int64:
-            if let integer = value as? Int64 { sqlite3_bind_int64(handle, index, integer); return }
+            if let integer = ExistentialFastPath.load(value, as: Int64.self) { sqlite3_bind_int64(handle, index, integer); return }
         case .int32:
-            if let integer = value as? Int32 { sqlite3_bind_int64(handle, index, Int64(integer)); return }
+            if let integer = ExistentialFastPath.load(value, as: Int32.self) { sqlite3_bind_int64(handle, index, Int64(integer)); return }
         case .int16:
-            if let integer = value as? Int16 { sqlite3_bind_int64(handle, index, Int64(integer)); return }
+            if let integer = ExistentialFastPath.load(value, as: Int16.self) { sqlite3_bind_int64(handle, index, Int64(integer)); return }
         case .bool:
-            if let bool = value as? Bool { sqlite3_bind_int64(handle, index, bool ? 1 : 0); return }
+            if let bool = ExistentialFastPath.load(value, as: Bool.self) { sqlite3_bind_int64(handle, index, bool ? 1 : 0); return }
         case .double:
-            if let double = value as? Double { sqlite3_bind_double(handle, index, double); return }
+            if let double = ExistentialFastPath.load(value, as: Double.self) { sqlite3_bind_double(handle, index, double); return }
         case .date:
-            if let date = value as? Date { sqlite3_bind_double(handle, index, date.timeIntervalSinceReferenceDate); return }
+            if let date = ExistentialFastPath.load(value, as: Date.self) { sqlite3_bind_double(handle, index, date.timeIntervalSinceReferenceDate); return }
         case .string:
-            if let string = value as? String { sqlite3_bind_text(handle, index, string, -1, sqliteTransient); return }
+            if ExistentialFastPath.isExactly(value, String.self), let string = value as? String { sqlite3_bind_text(handle, index, string, -1, sqliteTransient); return }
         default:
             break
         }

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Cheap checks and reads of plain values held in `Any`, avoiding the runtime's general dynamic cast.
+///
+/// `type(of:)` on an existential reads its type metadata, so comparing it with a concrete type is a
+/// pointer comparison. A value of a trivial type no larger than three words is stored inline at
+/// the start of the existential's buffer, so once its type is known it can be loaded directly.
+enum ExistentialFastPath {
+    /// Whether a value's dynamic type is exactly `T` (no subclass, no bridging, no optional).
+    @inline(__always)
+    static func isExactly<T>(_ value: Any, _: T.Type) -> Bool {
+        type(of: value) == T.self
+    }
+
+    /// The value as `T` when its dynamic type is exactly `T` and `T` is a trivial inline type.
+    @inline(__always)
+    static func load<T>(_ value: Any, as _: T.Type) -> T? {
+        guard type(of: value) == T.self, _isPOD(T.self), MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size else { return nil }
+        return withUnsafeBytes(of: value) { $0.load(as: T.self) }
+    }
+}
