@@ -40,13 +40,15 @@ let package = Package(
         ),
         // The public face: re-exports the implementation so that its names win over Foundation's.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"], path: "Sources/OpenCoreData"),
-        .executableTarget(
-            name: "WorldCup",
+        // The World Cup demo's model classes and commands, shared by the executable and the tests.
+        .target(
+            name: "WorldCupKit",
             dependencies: ["OpenCoreData"],
-            path: "Sources/WorldCup",
+            path: "Sources/WorldCupKit",
             exclude: ["NOTICE.md"],
             resources: [.copy("Resources/WorldCup.xcdatamodeld"), .copy("Resources/seed.json")]
         ),
+        .executableTarget(name: "WorldCup", dependencies: ["WorldCupKit"], path: "Sources/WorldCup"),
         .executableTarget(
             name: "OCDBench",
             dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
@@ -54,7 +56,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["OpenCoreData", "OpenCoreDataCore", "WorldCupKit", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/OpenCoreDataTests",
             exclude: ["Fixtures/NOTICE.md"],
             resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]

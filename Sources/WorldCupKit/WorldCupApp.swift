@@ -1,0 +1,142 @@
+import Foundation
+import OpenCoreData
+
+/// A team, as the "NSFetchedResultsController" tutorial's model declares it.
+public final class Team: NSManagedObject {
+    @Managed public var teamName: String?
+    @Managed public var qualifyingZone: String?
+    @Managed public var imageName: String?
+    @Managed public var wins: Int32
+    @Managed public var losses: Int32
+}
+
+/// The World Cup app: a container over a SQLite store, the one-time import of the 32 teams, the
+/// listing grouped by zone and the commands that change the teams. Every change is saved.
+public struct WorldCupApp {
+    /// The Core Data stack.
+    public let container: NSPersistentContainer
+    /// The view context every command works in.
+    public var context: NSManagedObjectContext { container.viewContext }
+    /// The zones whose two-word names `add` recognizes without quotes.
+    static let zones = ["Africa", "Asia", "Europe", "North, Central America & Caribbean", "North America", "South America", "Oceania"]
+    /// The commands, for `help`.
+    public static let usage = "Commands: list | win <team> | add <team> <zone> | delete <team> | quit"
+
+    /// Opens (or creates) the store; nil uses `NSPersistentContainer.defaultDirectoryURL()`.
+    public init(storeURL: URL?) throws {
+        container = NSPersistentContainer(name: "WorldCup")
+        if let storeURL { container.persistentStoreDescriptions[0].url = storeURL }
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+    }
+
+    /// The store file in use.
+    public var storeURL: URL? { container.persistentStoreCoordinator.persistentStores.first?.url }
+
+    /// Imports the teams of seed.json when the store has none; returns how many were imported.
+    @discardableResult
+    public func importSeedIfNeeded() throws -> Int {
+        guard try context.count(for: NSFetchRequest<Team>(entityName: "Team")) == 0 else { return 0 }
+        guard let url = Bundle.module.url(forResource: "seed", withExtension: "json") else { return 0 }
+        let entries = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [[String: Any]] ?? []
+        for entry in entries {
+            let team = Team(context: context)
+            team.teamName = entry["teamName"] as? String
+            team.qualifyingZone = entry["qualifyingZone"] as? String
+            team.imageName = entry["imageName"] as? String
+            team.wins = Int32(entry["wins"] as? Int ?? 0)
+        }
+        try context.save()
+        return entries.count
+    }
+
+    /// The teams in sections by zone: sorted by zone, wins descending, then name.
+    public func sections() throws -> [(zone: String, teams: [Team])] {
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [
+            NSSortDescriptor(key: "qualifyingZone", ascending: true),
+            NSSortDescriptor(key: "wins", ascending: false),
+            NSSortDescriptor(key: "teamName", ascending: true),
+        ]
+        var result: [(zone: String, teams: [Team])] = []
+        for team in try context.fetch(request) {
+            let zone = team.qualifyingZone ?? "?"
+            if result.last?.zone == zone { result[result.count - 1].teams.append(team) } else { result.append((zone, [team])) }
+        }
+        return result
+    }
+
+    /// The listing the `list` command prints.
+    public func listing() throws -> String {
+        var lines: [String] = []
+        for section in try sections() {
+            lines.append("")
+            lines.append(section.zone)
+            for team in section.teams {
+                let name = (team.teamName ?? "?").padding(toLength: 24, withPad: " ", startingAt: 0)
+                let flag = (team.imageName ?? "").padding(toLength: 24, withPad: " ", startingAt: 0)
+                lines.append("  \(name) \(flag) wins: \(team.wins)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The team with a name (case-insensitive), if any.
+    public func team(named name: String) throws -> Team? {
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.predicate = NSPredicate(format: "teamName ==[c] %@", name)
+        return try context.fetch(request).first
+    }
+
+    /// Runs one command line; returns what to print and whether to quit.
+    public func execute(_ line: String) throws -> (output: String, quit: Bool) {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let command = words.first?.lowercased() else { return ("", false) }
+        let rest = words.dropFirst().joined(separator: " ")
+        switch command {
+        case "quit", "exit":
+            return ("", true)
+        case "list":
+            return (try listing(), false)
+        case "win":
+            guard let team = try team(named: rest) else { return ("No team named \(rest).", false) }
+            team.wins += 1
+            try context.save()
+            return ("\(team.teamName ?? rest) now has \(team.wins) wins.", false)
+        case "add":
+            let (name, zone) = Self.splitTeamAndZone(Array(words.dropFirst()))
+            guard !name.isEmpty, !zone.isEmpty else { return ("Usage: add <team> <zone>", false) }
+            guard try team(named: name) == nil else { return ("\(name) already exists.", false) }
+            let team = Team(context: context)
+            team.teamName = name
+            team.qualifyingZone = zone
+            team.imageName = name.lowercased().replacingOccurrences(of: " ", with: "-") + "-flag"
+            try context.save()
+            return ("Added \(name) in \(zone).", false)
+        case "delete":
+            guard let team = try team(named: rest) else { return ("No team named \(rest).", false) }
+            context.delete(team)
+            try context.save()
+            return ("Deleted \(rest).", false)
+        case "help":
+            return (Self.usage, false)
+        default:
+            return ("Unknown command \(command). Type help.", false)
+        }
+    }
+
+    /// Splits `add` arguments into a team and a zone; a known two-word zone or a quoted zone is kept whole.
+    static func splitTeamAndZone(_ words: [String]) -> (String, String) {
+        let joined = words.joined(separator: " ")
+        if joined.contains("\"") {
+            let parts = joined.split(separator: "\"").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if parts.count == 2 { return (parts[0], parts[1]) }
+        }
+        guard words.count >= 2 else { return ("", "") }
+        for zone in zones where joined.lowercased().hasSuffix(" " + zone.lowercased()) {
+            return (String(joined.dropLast(zone.count + 1)), zone)
+        }
+        return (words.dropLast().joined(separator: " "), words.last!)
+    }
+}
