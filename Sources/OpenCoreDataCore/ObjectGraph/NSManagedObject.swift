@@ -48,6 +48,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         self.values = []
         super.init()
         if let context {
+            precondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
             allocateStorage()
             applyDefaultValues()
             context.insert(self)

@@ -5,11 +5,8 @@ extension NSManagedObjectContext {
     /// `includesPendingChanges` is true (inserted objects that match, deleted objects left out,
     /// updated objects judged by their current values).
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
-        let parent = try requireParentStore()
-        let erased = request.erased
-        let entity = try erased.resolvedEntity(in: parent.managedObjectModel)
+        let (parent, erased, entity) = try prepare(request)
         if let managedType = T.self as? NSManagedObject.Type { EntityClassRegistry.register(managedType) }
-        try FetchValidation.validate(erased, entity: entity)
 
         let results: [Any]
         switch erased.resultType {
@@ -77,16 +74,22 @@ extension NSManagedObjectContext {
 
     /// The number of objects a request would return.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
-        let parent = try requireParentStore()
-        let erased = request.erased
-        let entity = try erased.resolvedEntity(in: parent.managedObjectModel)
-        try FetchValidation.validate(erased, entity: entity)
+        let (parent, erased, entity) = try prepare(request)
         if erased.includesPendingChanges && hasPendingChanges(affecting: entity) {
             let copy = erased.copy()
             copy.resultType = .managedObjectIDResultType
             return try fetchObjects(copy, entity: entity, parent: parent).count
         }
         return try parent.countRows(erased, entity: entity)
+    }
+
+    /// The parent to ask, the request as the stores take it, and its entity, checked against the model.
+    private func prepare<T>(_ request: NSFetchRequest<T>) throws -> (ParentStore, NSFetchRequest<NSFetchRequestResult>, NSEntityDescription) {
+        let parent = try requireParentStore()
+        let erased = request.erased
+        let entity = try erased.resolvedEntity(in: parent.managedObjectModel)
+        try FetchValidation.validate(erased, entity: entity)
+        return (parent, erased, entity)
     }
 
     func requireParentStore() throws -> ParentStore {

@@ -493,12 +493,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             registry[object.objectID.key] = nil
             object.managedObjectContext = nil
         }
-        inserted = []
-        updated = []
-        deleted = []
-        pendingInserted = []
-        pendingUpdated = []
-        pendingDeleted = []
+        clearChangeTracking()
         for object in savedInserted.union(savedUpdated).union(savedDeleted) { object.didSave() }
         let userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: savedInserted,
@@ -518,6 +513,16 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         } else {
             coordinatorStorage?.contextDidSave(savedIDs, from: self)
         }
+    }
+
+    /// Forgets the inserted, updated and deleted sets and the changes not yet notified.
+    private func clearChangeTracking() {
+        inserted = []
+        updated = []
+        deleted = []
+        pendingInserted = []
+        pendingUpdated = []
+        pendingDeleted = []
     }
 
     // MARK: Rollback, reset, refresh
@@ -542,12 +547,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 }
             }
         }
-        inserted = []
-        updated = []
-        deleted = []
-        pendingInserted = []
-        pendingUpdated = []
-        pendingDeleted = []
+        clearChangeTracking()
     }
 
     private func restoreCommitted(_ object: NSManagedObject) {
@@ -565,12 +565,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.values = []
         }
         registry = [:]
-        inserted = []
-        updated = []
-        deleted = []
-        pendingInserted = []
-        pendingUpdated = []
-        pendingDeleted = []
+        clearChangeTracking()
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
     }
 

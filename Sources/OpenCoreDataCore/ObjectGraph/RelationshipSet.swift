@@ -16,12 +16,8 @@ final class RelationshipSet {
     }
 }
 
-/// A live, writable view of a to-many relationship, returned by `mutableSetValue(forKey:)`.
-///
-/// Adding and removing objects changes the relationship (and its inverse) exactly as setting it would.
-/// Apple returns an `NSMutableSet` proxy; Foundation on Linux cannot host such a proxy, so this is a
-/// class of its own with the same methods.
-public final class NSManagedMutableSet: Sequence {
+/// What the live relationship views share: the object and relationship they edit.
+public class ManagedRelationshipView {
     let owner: NSManagedObject
     let relationship: NSRelationshipDescription
 
@@ -30,7 +26,16 @@ public final class NSManagedMutableSet: Sequence {
         self.relationship = relationship
     }
 
-    private var current: OrderedSet<NSManagedObject> { owner.relationshipSet(for: relationship).members }
+    /// The relationship's current members, loading them if needed.
+    var current: OrderedSet<NSManagedObject> { owner.relationshipSet(for: relationship).members }
+}
+
+/// A live, writable view of a to-many relationship, returned by `mutableSetValue(forKey:)`.
+///
+/// Adding and removing objects changes the relationship (and its inverse) exactly as setting it would.
+/// Apple returns an `NSMutableSet` proxy; Foundation on Linux cannot host such a proxy, so this is a
+/// class of its own with the same methods.
+public final class NSManagedMutableSet: ManagedRelationshipView, Sequence {
 
     /// The number of objects.
     public var count: Int { current.count }
@@ -62,16 +67,7 @@ public final class NSManagedMutableSet: Sequence {
 }
 
 /// A live, writable view of an ordered to-many relationship, returned by `mutableOrderedSetValue(forKey:)`.
-public final class NSManagedMutableOrderedSet: Sequence {
-    let owner: NSManagedObject
-    let relationship: NSRelationshipDescription
-
-    init(owner: NSManagedObject, relationship: NSRelationshipDescription) {
-        self.owner = owner
-        self.relationship = relationship
-    }
-
-    private var current: OrderedSet<NSManagedObject> { owner.relationshipSet(for: relationship).members }
+public final class NSManagedMutableOrderedSet: ManagedRelationshipView, Sequence {
 
     /// The number of objects.
     public var count: Int { current.count }

@@ -63,6 +63,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
     static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws -> (numbers: [String: Int], metadata: [String: Any]) {
+        try inspect(url) { db in
+            guard try db.tableExists("Z_PRIMARYKEY") else {
+                throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_PRIMARYKEY table).", url: url)
+            }
+            let metadata = try readMetadata(db, url: url)
+            var numbers: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+                if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
+            }
+            try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
+            return (numbers, metadata)
+        }
+    }
+
+    /// Opens a store file read-only, checks that it is SQLite, and runs `body` on it. Leaves the
+    /// file as it was (WAL side files the check created are removed); any SQLite failure other
+    /// than access or locking means the file is damaged (259).
+    private static func inspect<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
         }
@@ -78,22 +96,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         do {
             let reader = try DatabaseQueue(path: url.path, configuration: configuration)
             defer { try? reader.close() }
-            return try reader.inDatabase { db in
-                guard try db.tableExists("Z_METADATA"), try db.tableExists("Z_PRIMARYKEY") else {
-                    throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_METADATA table).", url: url)
-                }
-                let metadata = try readMetadata(db, url: url)
-                var numbers: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-                    if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
-                }
-                try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
-                return (numbers, metadata)
-            }
+            return try reader.inDatabase(body)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw error
         } catch let error as DatabaseError where ![.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_PERM, .SQLITE_CANTOPEN].contains(error.resultCode.primaryResultCode) {
-            // Any other SQLite failure on a file with a SQLite header means the file is damaged.
             throw CoreDataError.make(.fileReadCorruptFile, "The store at \(url.path) is corrupt: \(error.message ?? "\(error)")", url: url,
                                      userInfo: [NSSQLiteErrorDomain: Int(error.resultCode.primaryResultCode.rawValue), NSUnderlyingErrorKey: error as NSError])
         } catch {
@@ -110,6 +116,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private static func readMetadata(_ db: Database, url: URL) throws -> [String: Any] {
+        guard try db.tableExists("Z_METADATA") else {
+            throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_METADATA table).", url: url)
+        }
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
             throw CoreDataError.make(.invalidType, "The Core Data store at \(url.path) has no metadata row.", url: url)
         }
@@ -199,30 +208,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
         }
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
-        }
-        let header = handle.readData(ofLength: 16)
-        try? handle.close()
-        guard Array(header) == sqliteHeader else {
-            throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a SQLite database.", url: url)
-        }
-        var configuration = Configuration()
-        configuration.readonly = true
-        do {
-            let reader = try DatabaseQueue(path: url.path, configuration: configuration)
-            defer { try? reader.close() }
-            return try reader.inDatabase { db in
-                guard try db.tableExists("Z_METADATA") else {
-                    throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store.", url: url)
-                }
-                return try readMetadata(db, url: url)
-            }
-        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
-            throw error
-        } catch {
-            throw translate(error, url: url, during: "reading")
-        }
+        return try inspect(url) { db in try readMetadata(db, url: url) }
     }
 
     override func metadataDidChange() {
