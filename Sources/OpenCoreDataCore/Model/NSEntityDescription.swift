@@ -172,6 +172,8 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenRelationships = frozenProperties.compactMap { $0 as? NSRelationshipDescription }
         slotKeys = frozenProperties.map(\.name)
         storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
+        defaultValues = ContiguousArray(frozenProperties.map { ($0 as? NSAttributeDescription)?.defaultValue })
+        toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
@@ -203,6 +205,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     /// Whether an object's values can be handed to a store as they are: no relationship slot to
     /// translate and no transient slot to clear.
     @exclusivity(unchecked) private(set) var storesValuesVerbatim = false
+    /// A new object's values: each attribute's default, nil elsewhere (shared until written).
+    @exclusivity(unchecked) private(set) var defaultValues: ContiguousArray<Any?> = []
+    /// The slots of to-many relationships, which a new object starts with empty.
+    @exclusivity(unchecked) private(set) var toManySlots: [Int] = []
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
     @exclusivity(unchecked) private(set) var slotHasConstraints: [Bool] = []
 

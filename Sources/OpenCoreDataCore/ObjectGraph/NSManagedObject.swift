@@ -73,11 +73,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
 
     func applyDefaultValues() {
-        for attribute in entity.frozenAttributes {
-            if let value = attribute.defaultValue { values[attribute.slot] = value }
-        }
-        for relationship in entity.frozenRelationships where relationship.isToMany {
-            values[relationship.slot] = RelationshipSet(committedIDs: [])
+        values = entity.defaultValues
+        for slot in entity.toManySlots {
+            values[slot] = RelationshipSet(committedIDs: [])
         }
     }
 
@@ -304,7 +302,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Called before a property changes.
     open func willChangeValue(forKey key: String) {}
     /// Called after a property changed; records the change with the context.
-    open func didChangeValue(forKey key: String) { managedObjectContext?.objectDidChange(self) }
+    open func didChangeValue(forKey key: String) {
+        // An inserted or deleted object is already tracked as such: nothing to record.
+        if insertedFlag || deletedFlag { return }
+        managedObjectContext?.objectDidChange(self)
+    }
 
     // MARK: Changes
 
@@ -409,6 +411,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     open func validateForDelete() throws { try ObjectValidation.validateDelete(of: self) }
 
     // MARK: NSObject
+
+    /// Identity, as for `NSObject`, without the dynamic cast of the general implementation.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        return (object as AnyObject) === self
+    }
+
+    /// Identity hash.
+    open override var hash: Int { ObjectIdentifier(self).hashValue }
 
     open override var description: String {
         let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { attribute in

@@ -467,9 +467,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.objectID = permanent
             registry[permanent.key] = object
         }
-        let savedInserted = Set(inserted)
-        let savedUpdated = Set(updated)
-        let savedDeleted = Set(deleted)
+        let insertedList = inserted.elements
+        let updatedList = updated.elements
+        let deletedList = deleted.elements
+        let savedInserted = Set(insertedList)
+        let savedUpdated = Set(updatedList)
+        let savedDeleted = Set(deletedList)
         for object in inserted.elements + updated.elements {
             object.insertedFlag = false
             object.updatedFlag = false
@@ -494,7 +497,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.managedObjectContext = nil
         }
         clearChangeTracking()
-        for object in savedInserted.union(savedUpdated).union(savedDeleted) { object.didSave() }
+        for object in insertedList { object.didSave() }
+        for object in updatedList { object.didSave() }
+        for object in deletedList { object.didSave() }
         let userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: savedInserted,
             NSUpdatedObjectsKey: savedUpdated,
@@ -502,12 +507,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         ]
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: Set(savedInserted.map(\.objectID)),
-            NSUpdatedObjectIDsKey: Set(savedUpdated.map(\.objectID)),
-            NSDeletedObjectIDsKey: Set(savedDeleted.map(\.objectID)),
+            NSInsertedObjectIDsKey: Set(insertedList.map(\.objectID)),
+            NSUpdatedObjectIDsKey: Set(updatedList.map(\.objectID)),
+            NSDeletedObjectIDsKey: Set(deletedList.map(\.objectID)),
         ])
         let savedIDs = SavedObjectIDs(
-            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID), deleted: savedDeleted.map(\.objectID))
+            inserted: insertedList.map(\.objectID), updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         if let parentContext {
             parentContext.childDidSave(savedIDs, from: self)
         } else {

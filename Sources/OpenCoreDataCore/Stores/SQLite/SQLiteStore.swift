@@ -216,6 +216,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func close() {
+        insertStatements = [:]
+        updateStatements = [:]
         try? database?.close()
         database = nil
     }
@@ -531,6 +533,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return plan
     }
 
+    /// Prepared insert and update statements by entity (GRDB's own cache would hash the SQL text per row).
+    private var insertStatements: [ObjectIdentifier: Statement] = [:]
+    private var updateStatements: [ObjectIdentifier: Statement] = [:]
+
+    private func preparedInsert(for entity: NSEntityDescription, _ plan: WritePlan, _ db: Database) throws -> OpaquePointer {
+        if let statement = insertStatements[ObjectIdentifier(entity)] { return statement.sqliteStatement }
+        let statement = try db.makeStatement(sql: plan.insertSQL)
+        insertStatements[ObjectIdentifier(entity)] = statement
+        return statement.sqliteStatement
+    }
+
+    private func preparedUpdate(for entity: NSEntityDescription, _ plan: WritePlan, _ db: Database) throws -> OpaquePointer {
+        if let statement = updateStatements[ObjectIdentifier(entity)] { return statement.sqliteStatement }
+        let statement = try db.makeStatement(sql: plan.updateSQL)
+        updateStatements[ObjectIdentifier(entity)] = statement
+        return statement.sqliteStatement
+    }
+
     /// Steps a bound statement once, resetting it afterwards; throws SQLite's error.
     private func run(_ handle: OpaquePointer, _ db: Database, sql: String) throws {
         let code = sqlite3_step(handle)
@@ -543,7 +563,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
         let plan = writePlan(for: record.entity)
-        let handle = try db.cachedStatement(sql: plan.insertSQL).sqliteStatement
+        let handle = try preparedInsert(for: record.entity, plan, db)
         sqlite3_bind_int64(handle, 1, pk)
         sqlite3_bind_int64(handle, 2, plan.entityNumber)
         sqlite3_bind_int64(handle, 3, 1)
@@ -555,7 +575,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func update(_ record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
         let plan = writePlan(for: record.entity)
-        let handle = try db.cachedStatement(sql: plan.updateSQL).sqliteStatement
+        let handle = try preparedUpdate(for: record.entity, plan, db)
         for index in plan.slots.indices {
             SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
         }
