@@ -109,6 +109,10 @@ open class NSPersistentStore: @unchecked Sendable {
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
     /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
     func save(_ changes: SaveChanges) throws -> PermanentIDs { [:] }
+    /// Runs a batch update, delete or insert request.
+    func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
+        throw CoreDataError.make(.unsupportedRequest, "The \(type) store does not support \(Swift.type(of: request)).")
+    }
     /// Reserves primary keys for new objects of an entity.
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
 

@@ -155,7 +155,15 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
-        DictionaryResults.make(from: try fetchRows(request, entity: entity), request: request, entity: entity)
+        let grouping = !(request.propertiesToGroupBy ?? []).isEmpty || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription }
+        var unlimited = request
+        if grouping && (request.fetchLimit > 0 || request.fetchOffset > 0) {
+            unlimited = request.copy()
+            unlimited.fetchLimit = 0
+            unlimited.fetchOffset = 0
+        }
+        let readers = matching(unlimited, entity: entity).map { RowReader(store: self, id: $0) }
+        return DictionaryResults.make(from: readers, request: request, entity: entity)
     }
 
     override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
@@ -176,6 +184,86 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             return (record.values[relationship.slot] as? NSManagedObjectID).map { RowReader(store: self, id: $0) }
         }
         return record.values[property.slot]
+    }
+
+    // MARK: Batch requests
+
+    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
+        func selected(_ predicate: NSPredicate?, _ subentities: Bool) throws -> [NSManagedObjectID] {
+            let fetch = NSFetchRequest<NSFetchRequestResult>()
+            fetch.entity = entity
+            fetch.predicate = predicate
+            fetch.includesSubentities = subentities
+            try FetchValidation.validate(fetch, entity: entity)
+            return matching(fetch, entity: entity)
+        }
+        var changes = SaveChanges()
+        let result: NSPersistentStoreResult
+        switch request {
+        case let update as NSBatchUpdateRequest:
+            let ids = try selected(update.predicate, update.includesSubentities)
+            for id in ids {
+                guard let record = records[id] else { continue }
+                var values = record.values
+                for (key, value) in update.propertiesToUpdate ?? [:] {
+                    let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key)"
+                    guard let slot = record.entity.fastSlot(forKey: name), case .attribute(let type) = record.entity.slotKinds[slot] else {
+                        throw CoreDataError.make(.coreData, "Batch update: \(record.entity.name ?? "?") has no attribute named '\(name)'.")
+                    }
+                    var newValue: Any? = value
+                    if let expression = value as? NSExpression { newValue = expression.expressionValue(with: RowReader(store: self, id: id), context: nil) }
+                    if newValue is NSNull { newValue = nil }
+                    if let present = newValue {
+                        let normalized = AttributeValueCoding.normalize(present, for: type)
+                        guard AttributeValueCoding.hasCanonicalType(normalized, for: type) else {
+                            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [NSLocalizedDescriptionKey: "Batch update: \(name) must be a \(type.xcodeName) value.", NSValidationKeyErrorKey: name])
+                        }
+                        newValue = normalized
+                    }
+                    values[slot] = newValue
+                }
+                changes.updated.append(SaveRecord(objectID: id, entity: record.entity, values: values, toMany: [:], version: record.version))
+            }
+            switch update.resultType {
+            case .statusOnlyResultType: result = NSBatchUpdateResult(result: true, resultType: .statusOnlyResultType)
+            case .updatedObjectsCountResultType: result = NSBatchUpdateResult(result: ids.count, resultType: .updatedObjectsCountResultType)
+            case .updatedObjectIDsResultType: result = NSBatchUpdateResult(result: ids, resultType: .updatedObjectIDsResultType)
+            }
+        case let delete as NSBatchDeleteRequest:
+            let ids = try delete.objectIDs?.filter { records[$0] != nil } ?? selected(delete.fetchRequest.predicate, delete.fetchRequest.includesSubentities)
+            changes.deleted = ids.compactMap { id in records[id].map { SaveRecord(objectID: id, entity: $0.entity, values: $0.values, toMany: [:], version: $0.version) } }
+            let gone = Set(ids)
+            for (id, record) in records where !gone.contains(id) {
+                var values = record.values
+                var touched = false
+                for relationship in record.entity.frozenRelationships where !relationship.isToMany {
+                    if let target = values[relationship.slot] as? NSManagedObjectID, gone.contains(target) { values[relationship.slot] = nil; touched = true }
+                }
+                let toMany = record.toMany.mapValues { $0.filter { !gone.contains($0) } }
+                if touched || toMany != record.toMany {
+                    changes.updated.append(SaveRecord(objectID: id, entity: record.entity, values: values, toMany: toMany, version: record.version))
+                }
+            }
+            switch delete.resultType {
+            case .resultTypeStatusOnly: result = NSBatchDeleteResult(result: true, resultType: .resultTypeStatusOnly)
+            case .resultTypeCount: result = NSBatchDeleteResult(result: ids.count, resultType: .resultTypeCount)
+            case .resultTypeObjectIDs: result = NSBatchDeleteResult(result: ids, resultType: .resultTypeObjectIDs)
+            }
+        case let insert as NSBatchInsertRequest:
+            let rows = try insert.rows(for: entity).map { try BatchInsertRows.values(for: $0, entity: entity) }
+            changes.inserted = rows.map { SaveRecord(objectID: NSManagedObjectID(temporaryFor: entity), entity: entity, values: $0, toMany: [:], version: 0) }
+            let mapping = try save(changes)
+            let ids = changes.inserted.compactMap { mapping[$0.objectID.key] }
+            switch insert.resultType {
+            case .statusOnly: return NSBatchInsertResult(result: true, resultType: .statusOnly)
+            case .count: return NSBatchInsertResult(result: ids.count, resultType: .count)
+            case .objectIDs: return NSBatchInsertResult(result: ids, resultType: .objectIDs)
+            }
+        default:
+            return try super.executeBatch(request, entity: entity)
+        }
+        _ = try save(changes)
+        return result
     }
 
     // MARK: Saving

@@ -63,7 +63,10 @@ struct SQLFetchBuilder {
         orderClause = orderings.isEmpty ? "" : " ORDER BY " + orderings.joined(separator: ", ")
     }
 
-    private var fromClause: String {
+    /// Whether key paths added joins (batch updates can't use them in SET clauses).
+    var hasJoins: Bool { !joins.isEmpty }
+
+    var fromClause: String {
         let mapping = schema.mapping(for: entity)!
         return " FROM \(mapping.tableName) t0" + joins.map { " " + $0 }.joined()
     }
@@ -73,6 +76,100 @@ struct SQLFetchBuilder {
         if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
         if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
         return sql
+    }
+
+    /// The SQL of a dictionary fetch and how to read each of its columns.
+    mutating func dictionarySelect() throws -> (sql: String, columns: [DictionaryColumn]) {
+        var columns: [DictionaryColumn] = []
+        var expressionsByName: [String: String] = [:]
+        let requested: [Any] = request.propertiesToFetch ?? entity.frozenAttributes.filter { !$0.isTransient }.map(\.name)
+        for item in requested {
+            let column = try dictionaryColumn(for: item)
+            expressionsByName[column.name] = column.sql
+            columns.append(column)
+        }
+        var groupBy: [String] = []
+        for item in request.propertiesToGroupBy ?? [] {
+            if let name = (item as? String) ?? (item as? NSPropertyDescription)?.name, let known = expressionsByName[name] {
+                groupBy.append(known)
+            } else {
+                groupBy.append(try dictionaryColumn(for: item).sql)
+            }
+        }
+        var sql = "SELECT \(request.returnsDistinctResults ? "DISTINCT " : "")\(columns.map(\.sql).joined(separator: ", "))\(fromClause)\(whereClause)"
+        if !groupBy.isEmpty { sql += " GROUP BY " + groupBy.joined(separator: ", ") }
+        if let having = request.havingPredicate {
+            var compiler = SQLHavingCompiler(names: expressionsByName, builder: self)
+            let condition = try compiler.compile(having)
+            self = compiler.builder
+            sql += " HAVING " + condition
+        }
+        sql += orderClause
+        if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
+        return (sql, columns)
+    }
+
+    /// One column of a dictionary result: its name, SQL and how to decode it.
+    struct DictionaryColumn {
+        let name: String
+        let sql: String
+        let kind: SQLiteValueCoding.ColumnKind
+        /// For a to-one relationship column: the destination, to make object IDs.
+        let destination: NSEntityDescription?
+        /// For a computed column: the declared result type (decoding follows it).
+        let resultType: NSAttributeType?
+    }
+
+    private mutating func dictionaryColumn(for item: Any) throws -> DictionaryColumn {
+        if let description = item as? NSExpressionDescription {
+            guard let expression = description.expression else {
+                throw CoreDataError.make(.coreData, "The expression description \(description.name) has no expression.")
+            }
+            let sql = try aggregateSQL(expression)
+            return DictionaryColumn(name: description.name, sql: sql, kind: .undefined, destination: nil, resultType: description.expressionResultType)
+        }
+        let keyPath: String
+        if let name = item as? String {
+            keyPath = name
+        } else if let property = item as? NSPropertyDescription {
+            keyPath = property.name
+        } else {
+            throw CoreDataError.make(.coreData, "propertiesToFetch holds a \(type(of: item)); use property names, property descriptions or NSExpressionDescription.")
+        }
+        let (column, property) = try columnReference(forKeyPath: keyPath, from: "t0", entity: entity)
+        if let relationship = property as? NSRelationshipDescription {
+            return DictionaryColumn(name: keyPath, sql: column, kind: .toOne, destination: relationship.destinationEntity, resultType: nil)
+        }
+        guard let property else { return DictionaryColumn(name: keyPath, sql: column, kind: .toOne, destination: entity, resultType: nil) }
+        return DictionaryColumn(name: keyPath, sql: column, kind: SQLiteValueCoding.ColumnKind(property), destination: nil, resultType: nil)
+    }
+
+    /// SQL for an expression of a dictionary fetch: a key path, a constant, or an aggregate function of one.
+    mutating func aggregateSQL(_ expression: NSExpression) throws -> String {
+        switch expression.expressionType {
+        case .keyPath:
+            return try columnReference(forKeyPath: expression.keyPath, from: "t0", entity: entity).0
+        case .evaluatedObject:
+            return "t0.Z_PK"
+        case .constantValue:
+            return bind(SQLPredicateCompiler.databaseValue(expression.constantValue ?? NSNull(), nil))
+        case .function:
+            let arguments = expression.arguments ?? []
+            let functions = ["sum:": "TOTAL", "count:": "COUNT", "min:": "MIN", "max:": "MAX", "average:": "AVG"]
+            if let sqlFunction = functions[expression.function], arguments.count == 1 {
+                let argument = try aggregateSQL(arguments[0])
+                return "\(sqlFunction)(\(argument))"
+            }
+            let arithmetic = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*", "divide:by:": "/"]
+            if let op = arithmetic[expression.function], arguments.count == 2 {
+                return "(\(try aggregateSQL(arguments[0])) \(op) \(try aggregateSQL(arguments[1])))"
+            }
+            if expression.function == "abs:", arguments.count == 1 { return "ABS(\(try aggregateSQL(arguments[0])))" }
+            throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't compute the function \(expression.function) in a dictionary fetch.")
+        default:
+            throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't compute \(expression) in a dictionary fetch.")
+        }
     }
 
     func countSQL() -> String {

@@ -88,36 +88,3 @@ enum SQLDebugLog {
         CoreDataLog.sqlLogger.info("\(String(format: "total save execution time: %.4fs (%d inserted, %d updated, %d deleted).", seconds, inserted, updated, deleted))")
     }
 }
-
-/// Builds dictionary results from fetched rows.
-enum DictionaryResults {
-    static func make(from rows: [(NSManagedObjectID, StoredRow?)], request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> [[String: Any]] {
-        let properties: [NSPropertyDescription]
-        if let requested = request.propertiesToFetch {
-            properties = requested.compactMap { item in
-                if let name = item as? String { return entity.frozenPropertiesByName[name] }
-                return item as? NSPropertyDescription
-            }
-        } else {
-            properties = entity.frozenAttributes.filter { !$0.isTransient }
-        }
-        var results: [[String: Any]] = []
-        var seen: [[String: AnyHashable]] = []
-        for (id, row) in rows {
-            guard let row else { continue }
-            let rowEntity = id.entity
-            var dictionary: [String: Any] = [:]
-            for property in properties {
-                guard let own = rowEntity.frozenPropertiesByName[property.name], let value = row.values[own.slot] else { continue }
-                dictionary[property.name] = value
-            }
-            if request.returnsDistinctResults {
-                let key = dictionary.compactMapValues { $0 as? AnyHashable }
-                if seen.contains(key) { continue }
-                seen.append(key)
-            }
-            results.append(dictionary)
-        }
-        return results
-    }
-}

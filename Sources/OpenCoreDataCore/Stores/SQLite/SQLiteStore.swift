@@ -211,6 +211,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return try inspect(url) { db in try readMetadata(db, url: url) }
     }
 
+    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
+        if let result = try runBatch(request, entity: entity) { return result }
+        return try super.executeBatch(request, entity: entity)
+    }
+
     override func metadataDidChange() {
         metadataChanged = true
     }
@@ -245,7 +250,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try database.inDatabase(body)
         } catch {
@@ -253,7 +258,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private func write(_ body: (Database) throws -> Void) throws {
+    func write(_ body: (Database) throws -> Void) throws {
         do {
             try database.inTransaction(.immediate) { db in
                 try body(db)
@@ -410,8 +415,62 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
-        let rows = try fetchRows(request, entity: entity)
-        return DictionaryResults.make(from: rows, request: request, entity: entity)
+        guard schema.mapping(for: entity) != nil else { return [] }
+        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        defer { query.releaseTokens() }
+        let (sql, columns) = try query.dictionarySelect()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let results: [[String: Any]] = try read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(StatementArguments(query.arguments))
+            let handle = statement.sqliteStatement
+            defer { sqlite3_reset(handle) }
+            var results: [[String: Any]] = []
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+                var dictionary: [String: Any] = [:]
+                for (index, column) in columns.enumerated() {
+                    let position = Int32(index)
+                    if sqlite3_column_type(handle, position) == SQLITE_NULL { continue }
+                    if let resultType = column.resultType {
+                        dictionary[column.name] = Self.computedValue(handle, position, resultType)
+                    } else if column.kind == .toOne, let destination = column.destination {
+                        dictionary[column.name] = makeDestinationID(db, destination, sqlite3_column_int64(handle, position))
+                    } else {
+                        dictionary[column.name] = SQLiteValueCoding.read(handle, position, column.kind)
+                    }
+                }
+                results.append(dictionary)
+            }
+            return results
+        }
+        query.log(sql: sql, rows: results.count, start: start)
+        return results
+    }
+
+    /// Reads a computed column as its declared result type.
+    private static func computedValue(_ handle: OpaquePointer, _ index: Int32, _ type: NSAttributeType) -> Any? {
+        let storage = sqlite3_column_type(handle, index)
+        let double = sqlite3_column_double(handle, index)
+        let integer = storage == SQLITE_INTEGER ? sqlite3_column_int64(handle, index) : Int64(exactly: double.rounded()) ?? 0
+        switch type {
+        case .integer16AttributeType: return Int16(truncatingIfNeeded: integer)
+        case .integer32AttributeType: return Int32(truncatingIfNeeded: integer)
+        case .integer64AttributeType: return integer
+        case .booleanAttributeType: return integer != 0
+        case .doubleAttributeType: return double
+        case .floatAttributeType: return Float(double)
+        case .decimalAttributeType: return Decimal(double)
+        case .dateAttributeType: return Date(timeIntervalSinceReferenceDate: double)
+        default:
+            switch storage {
+            case SQLITE_INTEGER: return integer
+            case SQLITE_FLOAT: return double
+            default: return SQLiteValueCoding.read(handle, index, .string)
+            }
+        }
     }
 
     override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
@@ -464,7 +523,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return keys
     }
 
-    private func allocate(_ db: Database, entity: NSEntityDescription, count: Int) throws -> [Int64] {
+    func allocate(_ db: Database, entity: NSEntityDescription, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
         let rootNumber = schema.mapping(for: entity.rootEntity)!.number
         let current = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [rootNumber]) ?? 0
@@ -561,7 +620,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+    func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
         let plan = writePlan(for: record.entity)
         let handle = try preparedInsert(for: record.entity, plan, db)
         sqlite3_bind_int64(handle, 1, pk)

@@ -1,0 +1,19 @@
+import Foundation
+
+/// A computed column of a dictionary fetch: an expression (a key path, or a function such as
+/// `sum:` over one) and the name its value has in each result dictionary.
+open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The expression to compute.
+    public var expression: NSExpression?
+    /// The type of the computed value.
+    public var expressionResultType: NSAttributeType = .undefinedAttributeType
+
+    /// Creates an empty description; set `name`, `expression` and `expressionResultType`.
+    public override init() {
+        super.init()
+    }
+
+    open override var description: String {
+        "(NSExpressionDescription) \(name) = \(expression.map { "\($0)" } ?? "nil")"
+    }
+}

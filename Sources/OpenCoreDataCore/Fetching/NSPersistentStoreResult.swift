@@ -1,0 +1,97 @@
+import Foundation
+
+/// What executing a persistent store request returns.
+open class NSPersistentStoreResult: @unchecked Sendable {
+    /// Creates a result.
+    public init() {}
+}
+
+/// The result of a request that runs asynchronously.
+open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// The context the request was executed in.
+    public let managedObjectContext: NSManagedObjectContext
+    /// The progress of the request; cancelling it cancels the request.
+    public let progress: Progress?
+    /// The error the request ended with, if any (a cancelled request: `NSUserCancelledError`).
+    public internal(set) var operationError: Error?
+
+    init(context: NSManagedObjectContext, progress: Progress?) {
+        self.managedObjectContext = context
+        self.progress = progress
+    }
+
+    /// Cancels the request if it has not finished.
+    open func cancel() {
+        progress?.cancel()
+    }
+}
+
+/// The result of an `NSAsynchronousFetchRequest`.
+open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousResult, @unchecked Sendable {
+    /// The request that produced the result.
+    public let fetchRequest: NSAsynchronousFetchRequest<ResultType>
+    /// The fetched objects, once the fetch finished (nil if it failed or was cancelled).
+    public internal(set) var finalResult: [ResultType]?
+
+    init(fetchRequest: NSAsynchronousFetchRequest<ResultType>, context: NSManagedObjectContext, progress: Progress) {
+        self.fetchRequest = fetchRequest
+        super.init(context: context, progress: progress)
+    }
+}
+
+/// What a batch update returns: nothing, the updated objects' IDs, or their count.
+public enum NSBatchUpdateRequestResultType: UInt, Sendable {
+    case statusOnlyResultType = 0
+    case updatedObjectIDsResultType = 1
+    case updatedObjectsCountResultType = 2
+}
+
+/// What a batch delete returns: nothing, the deleted objects' IDs, or their count.
+public enum NSBatchDeleteRequestResultType: UInt, Sendable {
+    case resultTypeStatusOnly = 0
+    case resultTypeObjectIDs = 1
+    case resultTypeCount = 2
+}
+
+/// What a batch insert returns: nothing, the inserted objects' IDs, or their count.
+public enum NSBatchInsertRequestResultType: UInt, Sendable {
+    case statusOnly = 0
+    case objectIDs = 1
+    case count = 2
+}
+
+/// The result of a batch update: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// The result, as the request's result type says.
+    public let result: Any?
+    /// The kind of result.
+    public let resultType: NSBatchUpdateRequestResultType
+    init(result: Any?, resultType: NSBatchUpdateRequestResultType) {
+        self.result = result
+        self.resultType = resultType
+    }
+}
+
+/// The result of a batch delete: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// The result, as the request's result type says.
+    public let result: Any?
+    /// The kind of result.
+    public let resultType: NSBatchDeleteRequestResultType
+    init(result: Any?, resultType: NSBatchDeleteRequestResultType) {
+        self.result = result
+        self.resultType = resultType
+    }
+}
+
+/// The result of a batch insert: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// The result, as the request's result type says.
+    public let result: Any?
+    /// The kind of result.
+    public let resultType: NSBatchInsertRequestResultType
+    init(result: Any?, resultType: NSBatchInsertRequestResultType) {
+        self.result = result
+        self.resultType = resultType
+    }
+}

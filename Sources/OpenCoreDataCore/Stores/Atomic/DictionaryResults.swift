@@ -1,0 +1,90 @@
+import Foundation
+
+/// Builds dictionary results in memory (for the in-memory and binary stores): plain properties,
+/// expression descriptions with aggregate functions, grouping, having and distinct.
+enum DictionaryResults {
+    /// `readers` are the matching rows in order, before any limit or offset.
+    static func make(from readers: [RowReader], request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> [[String: Any]] {
+        let requested: [Any] = request.propertiesToFetch ?? entity.frozenAttributes.filter { !$0.isTransient }.map(\.name)
+        let groupKeys = (request.propertiesToGroupBy ?? []).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+        let aggregates = requested.contains { isAggregate($0) }
+        var results: [[String: Any]]
+        if groupKeys.isEmpty && !aggregates {
+            results = readers.map { row(for: [$0], requested: requested) }
+        } else {
+            var order: [[AnyHashable]] = []
+            var groups: [[AnyHashable]: [RowReader]] = [:]
+            for reader in readers {
+                let key = groupKeys.map { (KeyPathReader.value(of: reader, atKeyPath: $0) as? AnyHashable) ?? AnyHashable(NSNull()) }
+                if groups[key] == nil { order.append(key) }
+                groups[key, default: []].append(reader)
+            }
+            if order.isEmpty && groupKeys.isEmpty { order = [[]]; groups[[]] = [] }
+            results = order.map { row(for: groups[$0]!, requested: requested) }
+            if let having = request.havingPredicate { results = results.filter { having.evaluate(with: $0) } }
+        }
+        if request.returnsDistinctResults {
+            var seen = Set<[String: AnyHashable]>()
+            results = results.filter { seen.insert($0.compactMapValues { $0 as? AnyHashable }).inserted }
+        }
+        if groupKeys.isEmpty && !aggregates { return results }
+        if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
+        return results
+    }
+
+    private static func isAggregate(_ item: Any) -> Bool {
+        guard let description = item as? NSExpressionDescription, let expression = description.expression else { return false }
+        return ["sum:", "count:", "min:", "max:", "average:"].contains(expression.function)
+    }
+
+    /// One result dictionary for a group of rows (a single row when not grouping).
+    private static func row(for group: [RowReader], requested: [Any]) -> [String: Any] {
+        var dictionary: [String: Any] = [:]
+        for item in requested {
+            if let description = item as? NSExpressionDescription {
+                dictionary[description.name] = compute(description, over: group)
+            } else if let name = (item as? String) ?? (item as? NSPropertyDescription)?.name, let first = group.first {
+                dictionary[name] = value(KeyPathReader.value(of: first, atKeyPath: name))
+            }
+        }
+        return dictionary
+    }
+
+    private static func value(_ raw: Any?) -> Any? {
+        (raw as? RowReader)?.id ?? raw
+    }
+
+    private static func compute(_ description: NSExpressionDescription, over group: [RowReader]) -> Any? {
+        guard let expression = description.expression else { return nil }
+        let function = expression.function
+        guard ["sum:", "count:", "min:", "max:", "average:"].contains(function), let argument = expression.arguments?.first else {
+            return group.first.flatMap { expression.expressionValue(with: $0, context: nil) }
+        }
+        let values = group.compactMap { argument.expressionValue(with: $0, context: nil) }
+        let numbers = values.compactMap(AttributeValueCoding.numericValue)
+        let result: Any?
+        switch function {
+        case "count:": result = Int64(values.count)
+        case "sum:": result = numbers.reduce(0, +)
+        case "average:": result = numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+        case "min:": result = values.min { ValueComparison.sortCompare($0, $1) == .orderedAscending }
+        default: result = values.max { ValueComparison.sortCompare($0, $1) == .orderedAscending }
+        }
+        return convert(result, to: description.expressionResultType)
+    }
+
+    private static func convert(_ value: Any?, to type: NSAttributeType) -> Any? {
+        guard let value else { return nil }
+        guard let number = AttributeValueCoding.numericValue(value) else { return value }
+        switch type {
+        case .integer16AttributeType: return Int16(truncatingIfNeeded: Int64(number.rounded()))
+        case .integer32AttributeType: return Int32(truncatingIfNeeded: Int64(number.rounded()))
+        case .integer64AttributeType: return Int64(number.rounded())
+        case .doubleAttributeType: return number
+        case .floatAttributeType: return Float(number)
+        case .decimalAttributeType: return Decimal(number)
+        default: return value
+        }
+    }
+}
