@@ -40,6 +40,12 @@ final class ContextAsParent: ParentStore {
         }
     }
 
+    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
+        var rows: [ObjectKey: StoredRow] = [:]
+        for id in objectIDs { rows[id.key] = try loadRow(id) }
+        return rows
+    }
+
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         context.performAndWait {
             context.object(with: objectID).relationshipSet(for: relationship).members.map(\.objectID)

@@ -39,6 +39,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) var deletedFlag = false
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
     @exclusivity(unchecked) var storeVersion: Int64 = 0
+    /// For an object fetched with a batch size: its batch and position, so firing loads the whole batch.
+    @exclusivity(unchecked) var faultBatch: FaultBatch?
+    @exclusivity(unchecked) var faultBatchIndex: Int = 0
 
     /// Creates an object of an entity and inserts it into a context (nil: not inserted).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -141,6 +144,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         if committedValues == nil, !insertedFlag {
             guard let context = managedObjectContext else {
                 preconditionFailure("The fault for \(objectID) can't be fulfilled: the object is no longer in a context.")
+            }
+            if let batch = faultBatch {
+                faultBatch = nil
+                batch.loadBatch(containing: faultBatchIndex, in: context)
+                if committedValues != nil {
+                    awakeFromFetch()
+                    return
+                }
             }
             guard let row = context.loadRowForFault(objectID) else {
                 preconditionFailure("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")

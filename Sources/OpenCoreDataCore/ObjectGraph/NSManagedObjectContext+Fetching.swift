@@ -113,10 +113,23 @@ extension NSManagedObjectContext {
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
+        let batching = request.fetchBatchSize > 0 && request.resultType == .managedObjectResultType
+        if batching {
+            // Only the IDs now; rows are loaded a batch at a time as faults fire.
+            if storeRequest === request { storeRequest = request.copy() }
+            storeRequest.includesPropertyValues = false
+        }
         let rows = try parent.fetchRows(storeRequest, entity: entity)
-        let asFault = request.returnsObjectsAsFaults && request.resultType == .managedObjectResultType
+        let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
         reserveRegistryCapacity(rows.count)
         var objects = rows.map { registerFetched($0.0, row: $0.1, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
+        if batching {
+            let batch = FaultBatch(ids: rows.map(\.0), size: request.fetchBatchSize)
+            for (index, object) in objects.enumerated() where object.committedValues == nil && !object.isInserted {
+                object.faultBatch = batch
+                object.faultBatchIndex = index
+            }
+        }
         guard merging else { return objects }
 
         // Reflect unsaved changes: drop deleted objects, re-judge changed ones in memory.

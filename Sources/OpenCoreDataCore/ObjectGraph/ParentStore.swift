@@ -43,6 +43,8 @@ protocol ParentStore: AnyObject {
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]]
     /// The row of one object, or nil if it does not exist.
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow?
+    /// The rows of several objects at once, by key (missing objects are absent).
+    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow]
     /// The destinations of a to-many relationship, in order.
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID]
     /// Applies a child's changes atomically; returns the permanent IDs given to inserted objects.

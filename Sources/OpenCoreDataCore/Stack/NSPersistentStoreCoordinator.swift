@@ -206,6 +206,17 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         try withLock { try store(for: objectID)?.loadRow(objectID) }
     }
 
+    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
+        try withLock {
+            var rows: [ObjectKey: StoredRow] = [:]
+            for group in Dictionary(grouping: objectIDs, by: { $0.storeIdentifier ?? "" }).values {
+                guard let store = store(for: group[0]) else { continue }
+                rows.merge(try store.loadRows(group)) { first, _ in first }
+            }
+            return rows
+        }
+    }
+
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }

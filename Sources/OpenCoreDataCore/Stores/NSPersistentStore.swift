@@ -107,6 +107,12 @@ open class NSPersistentStore: @unchecked Sendable {
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? { nil }
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
+    /// The rows of several objects; stores that can read them in one query override this.
+    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
+        var rows: [ObjectKey: StoredRow] = [:]
+        for id in objectIDs { rows[id.key] = try loadRow(id) }
+        return rows
+    }
     /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
     func save(_ changes: SaveChanges) throws -> PermanentIDs { [:] }
     /// Runs a batch update, delete or insert request.

@@ -73,18 +73,42 @@ enum SQLiteCollations {
 
 /// SQL debug output in the style of Core Data's `-com.apple.CoreData.SQLDebug 1`.
 enum SQLDebugLog {
+    private static let captureKey = "OpenCoreData.SQLDebugCapture"
+
+    /// Runs `body` with SQL debugging on for this thread only, and returns the lines it logged.
+    static func capturing<T>(_ body: () throws -> T) rethrows -> (T, [String]) {
+        let box = CaptureBox()
+        Thread.current.threadDictionary[captureKey] = box
+        defer { Thread.current.threadDictionary[captureKey] = nil }
+        let result = try body()
+        return (result, box.lines)
+    }
+
+    private final class CaptureBox {
+        var lines: [String] = []
+    }
+
+    private static var capture: CaptureBox? { Thread.current.threadDictionary[captureKey] as? CaptureBox }
+
+    private static func emit(_ line: String) {
+        if let capture { capture.lines.append(line) }
+        if CoreDataLog.sqlDebugLevel > 0 { CoreDataLog.sqlLogger.info("\(line)") }
+    }
+
+    private static var enabled: Bool { CoreDataLog.sqlDebugLevel > 0 || capture != nil }
+
     static func statement(_ sql: String, rows: Int, start: UInt64, isFetch: Bool = true) {
-        guard CoreDataLog.sqlDebugLevel > 0 else { return }
+        guard enabled else { return }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        CoreDataLog.sqlLogger.info("sql: \(sql)")
+        emit("sql: \(sql)")
         if isFetch {
-            CoreDataLog.sqlLogger.info("\(String(format: "total fetch execution time: %.4fs for %d rows.", seconds, rows))")
+            emit(String(format: "total fetch execution time: %.4fs for %d rows.", seconds, rows))
         }
     }
 
     static func save(inserted: Int, updated: Int, deleted: Int, start: UInt64) {
-        guard CoreDataLog.sqlDebugLevel > 0 else { return }
+        guard enabled else { return }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        CoreDataLog.sqlLogger.info("\(String(format: "total save execution time: %.4fs (%d inserted, %d updated, %d deleted).", seconds, inserted, updated, deleted))")
+        emit(String(format: "total save execution time: %.4fs (%d inserted, %d updated, %d deleted).", seconds, inserted, updated, deleted))
     }
 }

@@ -491,6 +491,30 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return row
     }
 
+    override func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
+        var rows: [ObjectKey: StoredRow] = [:]
+        for group in Dictionary(grouping: objectIDs, by: { ObjectIdentifier($0.entity.rootEntity) }).values {
+            guard let mapping = schema.mapping(for: group[0].entity.rootEntity) else { continue }
+            let plan = selectPlan(for: group[0].entity.rootEntity)
+            let keys = group.map { String($0.primaryKey) }.joined(separator: ",")
+            let sql = "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK IN (\(keys))"
+            let start = DispatchTime.now().uptimeNanoseconds
+            let byKey: [Int64: StoredRow] = try read { db in
+                let statement = try db.makeStatement(sql: sql)
+                let handle = statement.sqliteStatement
+                var found: [Int64: StoredRow] = [:]
+                while sqlite3_step(handle) == SQLITE_ROW {
+                    guard let rowPlan = plan.plans[Int(sqlite3_column_int64(handle, 1))] else { continue }
+                    found[sqlite3_column_int64(handle, 0)] = decodeRow(handle, plan: rowPlan, db: db)
+                }
+                return found
+            }
+            SQLDebugLog.statement(sql, rows: byKey.count, start: start)
+            for id in group { if let row = byKey[id.primaryKey] { rows[id.key] = row } }
+        }
+        return rows
+    }
+
     override func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination) else { return [] }
         let sql: String

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The ordered object IDs of a fetch made with a `fetchBatchSize`: the fetch reads only IDs, and
+/// the first time a fault of the result fires, the rows of its whole batch are loaded in one query.
+///
+/// Invariant: `ids[index]` is the ID of the object whose `faultBatchIndex` is `index`; batches are
+/// `[k * size, (k + 1) * size)`.
+final class FaultBatch {
+    let ids: [NSManagedObjectID]
+    let size: Int
+    private var loaded: Set<Int> = []
+
+    init(ids: [NSManagedObjectID], size: Int) {
+        self.ids = ids
+        self.size = max(size, 1)
+    }
+
+    /// Loads the batch that holds `index` into the context's faults, once.
+    func loadBatch(containing index: Int, in context: NSManagedObjectContext) {
+        let batch = index / size
+        guard loaded.insert(batch).inserted else { return }
+        let range = (batch * size)..<min((batch + 1) * size, ids.count)
+        let wanted = ids[range].filter { context.registeredObject(for: $0).map { $0.committedValues == nil && !$0.isInserted } ?? false }
+        guard !wanted.isEmpty, let rows = try? context.parentStore?.loadRows(Array(wanted)) else { return }
+        for id in wanted {
+            guard let object = context.registeredObject(for: id), object.committedValues == nil, let row = rows[id.key] else { continue }
+            object.committedValues = row.values
+            object.values = row.values
+            object.storeVersion = row.version
+        }
+    }
+}
