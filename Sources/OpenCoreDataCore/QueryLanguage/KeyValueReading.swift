@@ -233,7 +233,8 @@ public enum KeyPathWalker {
     }
 
     /// Reads one key from an object. Collections answer with the values of their elements
-    /// (collection values flattened one level, nil values dropped).
+    /// (collection values flattened one level; a nil value stays in the result as `NSNull`, as
+    /// key-value coding on Apple's collections does, so `ALL tags.label …` sees it).
     public static func value(of object: Any?, forKey key: String) -> Any? {
         guard let object else { return nil }
         if TypeTests.isClass(object), let readable = object as? KeyValueCodingReadable {
@@ -244,7 +245,10 @@ public enum KeyPathWalker {
             var result: [Any] = []
             result.reserveCapacity(collection.count)
             for element in collection {
-                guard let value = normalize(self.value(of: element, forKey: key)) else { continue }
+                guard let value = normalize(self.value(of: element, forKey: key)) else {
+                    result.append(NSNull())
+                    continue
+                }
                 if let nested = elements(of: value) { result.append(contentsOf: nested) } else { result.append(value) }
             }
             return result
