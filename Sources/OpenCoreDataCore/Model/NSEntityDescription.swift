@@ -170,6 +170,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenPropertiesByName = Dictionary(frozenProperties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         frozenAttributes = frozenProperties.compactMap { $0 as? NSAttributeDescription }
         frozenRelationships = frozenProperties.compactMap { $0 as? NSRelationshipDescription }
+        frozenRelationshipsByName = Dictionary(frozenRelationships.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         slotKeys = frozenProperties.map(\.name)
         storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
         defaultValues = ContiguousArray(frozenProperties.map { ($0 as? NSAttributeDescription)?.defaultValue })
@@ -238,6 +239,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
 
     @exclusivity(unchecked) private(set) var frozenAttributes: [NSAttributeDescription] = []
     @exclusivity(unchecked) private(set) var frozenRelationships: [NSRelationshipDescription] = []
+    @exclusivity(unchecked) private(set) var frozenRelationshipsByName: [String: NSRelationshipDescription] = [:]
 
     /// The slot of a property by name, or nil. Fast path for key-value coding.
     @inline(__always)

@@ -46,6 +46,12 @@ final class ContextAsParent: ParentStore {
         return rows
     }
 
+    func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
+        var result: [ObjectKey: [NSManagedObjectID]] = [:]
+        for id in objectIDs { result[id.key] = try loadToManyIDs(id, relationship: relationship) }
+        return result
+    }
+
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         context.performAndWait {
             context.object(with: objectID).relationshipSet(for: relationship).members.map(\.objectID)

@@ -130,6 +130,9 @@ extension NSManagedObjectContext {
                 object.faultBatchIndex = index
             }
         }
+        if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty, !batching {
+            try prefetch(keyPaths, for: objects)
+        }
         guard merging else { return objects }
 
         // Reflect unsaved changes: drop deleted objects, re-judge changed ones in memory.

@@ -45,6 +45,8 @@ protocol ParentStore: AnyObject {
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow?
     /// The rows of several objects at once, by key (missing objects are absent).
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow]
+    /// The destinations of a to-many relationship for several sources at once, by source key.
+    func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]]
     /// The destinations of a to-many relationship, in order.
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID]
     /// Applies a child's changes atomically; returns the permanent IDs given to inserted objects.

@@ -217,6 +217,17 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         }
     }
 
+    func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
+        try withLock {
+            var result: [ObjectKey: [NSManagedObjectID]] = [:]
+            for group in Dictionary(grouping: objectIDs, by: { $0.storeIdentifier ?? "" }).values {
+                guard let store = store(for: group[0]) else { continue }
+                result.merge(try store.loadToManyIDs(group, relationship: relationship)) { first, _ in first }
+            }
+            return result
+        }
+    }
+
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }

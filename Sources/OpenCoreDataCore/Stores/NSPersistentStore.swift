@@ -107,6 +107,12 @@ open class NSPersistentStore: @unchecked Sendable {
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? { nil }
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
+    /// The destinations of a to-many relationship for several sources; stores that can read them in one query override this.
+    func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
+        var result: [ObjectKey: [NSManagedObjectID]] = [:]
+        for id in objectIDs { result[id.key] = try loadToManyIDs(id, relationship: relationship) }
+        return result
+    }
     /// The rows of several objects; stores that can read them in one query override this.
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
         var rows: [ObjectKey: StoredRow] = [:]

@@ -61,3 +61,47 @@ import Testing
         #expect(banks[1].value(forKey: "name") as? String != nil)
     }
 }
+
+/// `relationshipKeyPathsForPrefetching`: one query per relationship, not one per object.
+@Suite struct PrefetchingTests {
+    @Test func toOneRelationshipsLoadInOneQuery() throws {
+        let directory = TestSupport.temporaryDirectory()
+        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("failedbanks", "FailedBanksCD"), url: url)
+        let context = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo")
+        request.relationshipKeyPathsForPrefetching = ["details"]
+        let (banks, fetchLog) = try SQLDebugLog.capturing { try context.fetch(request) }
+        #expect(fetchLog.filter { $0.hasPrefix("sql: ") }.count == 2, "the fetch and one query for all details")
+        let (zips, readLog) = SQLDebugLog.capturing { banks.compactMap { ($0.value(forKey: "details") as? NSManagedObject)?.value(forKey: "zip") as? Int32 } }
+        #expect(zips.count == 233)
+        #expect(readLog.filter { $0.hasPrefix("sql: ") }.isEmpty, "no query per object: \(readLog.prefix(3))")
+    }
+
+    @Test func toManyRelationshipsLoadInOneQuery() throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        for index in 0..<5 {
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+            department.setValue("D\(index)", forKey: "name")
+            for person in 0..<index {
+                let employee = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+                employee.setValue("E\(index)-\(person)", forKey: "name")
+                employee.setValue(department, forKey: "department")
+            }
+        }
+        try context.save()
+        let fresh = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        request.relationshipKeyPathsForPrefetching = ["employees"]
+        let (departments, fetchLog) = try SQLDebugLog.capturing { try fresh.fetch(request) }
+        #expect(fetchLog.filter { $0.hasPrefix("sql: ") }.count == 3, "the fetch, the members, their rows: \(fetchLog)")
+        let (counts, readLog) = SQLDebugLog.capturing {
+            departments.map { ($0.value(forKey: "employees") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "name") as? String }.count ?? -1 }
+        }
+        #expect(counts == [0, 1, 2, 3, 4])
+        #expect(readLog.filter { $0.hasPrefix("sql: ") }.isEmpty)
+    }
+}

@@ -515,6 +515,35 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return rows
     }
 
+    override func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
+        guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination),
+              let source = objectIDs.first?.entity else { return [:] }
+        let keys = objectIDs.map { String($0.primaryKey) }.joined(separator: ",")
+        let sql: String
+        if let join = schema.joinTable(for: relationship) {
+            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let order = join.orderColumn.map { ", j.\($0)" } ?? ""
+            sql = "SELECT j.\(mine), t.Z_PK, t.Z_ENT FROM \(join.name) j JOIN \(destinationMapping.tableName) t ON t.Z_PK = j.\(theirs) WHERE j.\(mine) IN (\(keys)) ORDER BY j.\(mine)\(order)"
+        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
+            let order = schema.orderColumn(for: relationship).map { ", \($0)" } ?? ""
+            sql = "SELECT \(column), Z_PK, Z_ENT FROM \(destinationMapping.tableName) WHERE \(column) IN (\(keys)) ORDER BY \(column)\(order), Z_PK"
+        } else {
+            return [:]
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rows = try read { db in try Row.fetchAll(db, sql: sql) }
+        SQLDebugLog.statement(sql, rows: rows.count, start: start)
+        var bySource: [Int64: [NSManagedObjectID]] = [:]
+        for row in rows {
+            let entity = schema.entity(number: row[2]) ?? destination
+            bySource[row[0], default: []].append(objectID(for: entity, primaryKey: row[1]))
+        }
+        var result: [ObjectKey: [NSManagedObjectID]] = [:]
+        for id in objectIDs { result[id.key] = bySource[id.primaryKey] ?? [] }
+        _ = source
+        return result
+    }
+
     override func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
         guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination) else { return [] }
         let sql: String
