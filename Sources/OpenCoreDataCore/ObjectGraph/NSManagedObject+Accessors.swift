@@ -10,6 +10,19 @@ extension NSManagedObject {
     @inline(__always)
     public final func _managedValue<T>(forKey key: String) -> T {
         let property = property(forKey: key)
+        if let recorder = keyPathRecorder {
+            recorder.keys.append(key)
+            // A to-one step hands back a probe of the destination, so the rest of the path records too.
+            if let relationship = property as? NSRelationshipDescription, !relationship.isToMany, let destination = relationship.destinationEntity,
+               let probe = KeyPathNames.probe(for: destination, recorder: recorder) as? T {
+                return probe
+            }
+            allocateStorage()
+            if let attribute = property as? NSAttributeDescription, let placeholder = ManagedValueConversion.placeholder(for: attribute.attributeType) as? T {
+                return placeholder
+            }
+            return ManagedValueConversion.convert(nil, to: T.self, key: key, entity: entity)
+        }
         fireFaultIfNeeded()
         if property is NSAttributeDescription, let value = values[property.slot] as? T { return value }
         return ManagedValueConversion.convert(currentValue(of: property), to: T.self, key: key, entity: entity)
@@ -157,6 +170,19 @@ enum ManagedValueConversion {
             if let converted = Set(ordered.array.compactMap { $0 as? NSManagedObject }) as? T { return converted }
         }
         preconditionFailure("@Managed property \(entity.name ?? "?").\(key) is declared as \(T.self) but holds \(value.map { "\(type(of: $0))" } ?? "nil"); declare it with the attribute's type.")
+    }
+
+    /// Some value of an attribute type, for key-path probes of non-optional properties.
+    static func placeholder(for type: NSAttributeType) -> Any? {
+        switch type {
+        case .stringAttributeType: ""
+        case .dateAttributeType: Date(timeIntervalSinceReferenceDate: 0)
+        case .binaryDataAttributeType: Data()
+        case .UUIDAttributeType: UUID()
+        case .URIAttributeType: URL(fileURLWithPath: "/")
+        case .decimalAttributeType: Decimal(0)
+        default: nil
+        }
     }
 
     private static func makeNil<N: ExpressibleByNilLiteral>(_ type: N.Type) -> N { N(nilLiteral: ()) }

@@ -42,6 +42,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// For an object fetched with a batch size: its batch and position, so firing loads the whole batch.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
     @exclusivity(unchecked) var faultBatchIndex: Int = 0
+    /// Set on the probe objects `KeyPathNames` uses to learn which keys a Swift key path reads.
+    var keyPathRecorder: KeyPathRecorder?
 
     /// Creates an object of an entity and inserts it into a context (nil: not inserted).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
