@@ -123,6 +123,152 @@ func insertOpenCoreData(_ url: URL, rows: Int) throws -> Int64 {
     return Int64(rows)
 }
 
+// MARK: Query-language workloads (1,000,000 rows)
+
+/// The query model: Item (name, score, category, group) → Group (title).
+func makeQueryModel() -> NSManagedObjectModel {
+    let item = NSEntityDescription(name: "Item")
+    let group = NSEntityDescription(name: "Group")
+    let itemGroup = NSRelationshipDescription(name: "group", destination: group)
+    let groupItems = NSRelationshipDescription(name: "items", destination: item, toMany: true)
+    itemGroup.inverseRelationship = groupItems
+    groupItems.inverseRelationship = itemGroup
+    item.properties = [
+        NSAttributeDescription(name: "name", type: .stringAttributeType),
+        NSAttributeDescription(name: "score", type: .doubleAttributeType),
+        NSAttributeDescription(name: "category", type: .integer64AttributeType),
+        itemGroup,
+    ]
+    group.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType), groupItems]
+    let model = NSManagedObjectModel()
+    model.entities = [item, group]
+    return model
+}
+
+let queryWords = ["alpha", "Bravo", "charlie", "Délta", "echo", "Foxtrot", "golf", "Hôtel", "india", "Juliet"]
+
+func openQueryStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
+    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeQueryModel())
+    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+    return coordinator
+}
+
+func prepareQueryStore(_ url: URL, rows: Int) throws {
+    try? FileManager.default.removeItem(at: url)
+    _ = try openQueryStore(url)
+    let queue = try DatabaseQueue(path: url.path)
+    try queue.write { db in
+        for index in 1...100 { try db.execute(sql: "INSERT INTO ZGROUP (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (?, 1, 1, ?)", arguments: [index, "group\(index % 10)"]) }
+        let statement = try db.makeStatement(sql: "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSCORE, ZCATEGORY, ZGROUP) VALUES (?, 2, 1, ?, ?, ?, ?)")
+        for pk in 1...rows {
+            let name = queryWords[pk % queryWords.count] + " \(pk % 1000)"
+            try statement.execute(arguments: [pk, name, Double(pk % 10_000) / 100, pk % 1000, pk % 100 + 1])
+        }
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_NAME = 'Item'", arguments: [rows])
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 100 WHERE Z_NAME = 'Group'")
+    }
+}
+
+let inCategories = Array(stride(from: 0, to: 1000, by: 10))
+
+func queryRaw(_ url: URL) throws -> Int64 {
+    var db: OpaquePointer?
+    sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil)
+    defer { sqlite3_close(db) }
+    let sql = "SELECT t0.Z_PK FROM ZITEM t0 LEFT JOIN ZGROUP j1 ON j1.Z_PK = t0.ZGROUP WHERE t0.ZSCORE BETWEEN 10 AND 60 AND t0.ZCATEGORY IN (\(inCategories.map(String.init).joined(separator: ","))) AND j1.ZTITLE = 'group3' AND t0.ZNAME LIKE '%delta%' ORDER BY t0.ZSCORE DESC, t0.ZNAME"
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+    defer { sqlite3_finalize(statement) }
+    var ids: [Int64] = []
+    while sqlite3_step(statement) == SQLITE_ROW { ids.append(sqlite3_column_int64(statement, 0)) }
+    return Int64(ids.count)
+}
+
+func queryOpenCoreData(_ url: URL) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+        request.resultType = .managedObjectIDResultType
+        request.predicate = NSPredicate(format: "name CONTAINS[cd] %@ AND score BETWEEN {10, 60} AND category IN %@ AND group.title == %@", "delta", inCategories, "group3")
+        request.sortDescriptors = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true)]
+        return Int64(try context.fetch(request).count)
+    }
+}
+
+func aggregateRaw(_ url: URL) throws -> Int64 {
+    var db: OpaquePointer?
+    sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil)
+    defer { sqlite3_close(db) }
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(db, "SELECT ZCATEGORY, COUNT(ZNAME), TOTAL(ZSCORE) FROM ZITEM GROUP BY ZCATEGORY ORDER BY ZCATEGORY", -1, &statement, nil)
+    defer { sqlite3_finalize(statement) }
+    var sum: Int64 = 0
+    while sqlite3_step(statement) == SQLITE_ROW { sum &+= sqlite3_column_int64(statement, 1) &+ Int64(sqlite3_column_double(statement, 2)) }
+    return sum
+}
+
+func aggregateOpenCoreData(_ url: URL) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = NSFetchRequest<NSDictionary>(entityName: "Item")
+        request.resultType = .dictionaryResultType
+        let count = NSExpressionDescription()
+        count.name = "count"
+        count.expression = NSExpression(forFunction: "count:", arguments: [NSExpression(forKeyPath: "name")])
+        count.expressionResultType = .integer64AttributeType
+        let total = NSExpressionDescription()
+        total.name = "total"
+        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "score")])
+        total.expressionResultType = .doubleAttributeType
+        request.propertiesToFetch = ["category", count, total]
+        request.propertiesToGroupBy = ["category"]
+        request.sortDescriptors = [NSSortDescriptor(key: "category", ascending: true)]
+        return try context.fetch(request).reduce(0) { $0 &+ ($1["count"] as! Int64) &+ Int64($1["total"] as! Double) }
+    }
+}
+
+func batchUpdateRaw(_ url: URL) throws -> Int64 {
+    var db: OpaquePointer?
+    sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE, nil)
+    defer { sqlite3_close(db) }
+    sqlite3_exec(db, "UPDATE ZITEM SET ZSCORE = ZSCORE + 1, Z_OPT = Z_OPT + 1 WHERE ZCATEGORY < 500", nil, nil, nil)
+    return Int64(sqlite3_changes(db))
+}
+
+func batchUpdateOpenCoreData(_ url: URL) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = NSBatchUpdateRequest(entityName: "Item")
+        request.predicate = NSPredicate(format: "category < 500")
+        request.propertiesToUpdate = ["score": NSExpression(format: "score + 1")]
+        request.resultType = .updatedObjectsCountResultType
+        return Int64((try context.execute(request) as! NSBatchUpdateResult).result as! Int)
+    }
+}
+
+func batchDeleteRaw(_ url: URL) throws -> Int64 {
+    var db: OpaquePointer?
+    sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE, nil)
+    defer { sqlite3_close(db) }
+    sqlite3_exec(db, "DELETE FROM ZITEM WHERE ZCATEGORY < 500", nil, nil, nil)
+    return Int64(sqlite3_changes(db))
+}
+
+func batchDeleteOpenCoreData(_ url: URL) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Item")
+        fetch.predicate = NSPredicate(format: "category < 500")
+        let request = NSBatchDeleteRequest(fetchRequest: fetch)
+        request.resultType = .resultTypeCount
+        return Int64((try context.execute(request) as! NSBatchDeleteResult).result as! Int)
+    }
+}
+
 // MARK: Child-process runner
 
 struct Measurement {
@@ -154,6 +300,24 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     let checksum: Int64
     switch mode {
     case "prepare": try prepareFetchStore(fetchURL, rows: rows); checksum = 0
+    case "query-raw": checksum = try queryRaw(directory.appendingPathComponent("query.sqlite"))
+    case "query-ocd": checksum = try queryOpenCoreData(directory.appendingPathComponent("query.sqlite"))
+    case "aggregate-raw": checksum = try aggregateRaw(directory.appendingPathComponent("query.sqlite"))
+    case "aggregate-ocd": checksum = try aggregateOpenCoreData(directory.appendingPathComponent("query.sqlite"))
+    case "update-raw", "update-ocd", "delete-raw", "delete-ocd":
+        // Each run works on a fresh copy of the query store, made before the clock starts.
+        let copy = directory.appendingPathComponent("\(mode).sqlite")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
+        let begin = now()
+        switch mode {
+        case "update-raw": checksum = try batchUpdateRaw(copy)
+        case "update-ocd": checksum = try batchUpdateOpenCoreData(copy)
+        case "delete-raw": checksum = try batchDeleteRaw(copy)
+        default: checksum = try batchDeleteOpenCoreData(copy)
+        }
+        try "\(now() - begin) \(checksum)".write(toFile: output, atomically: true, encoding: .utf8)
+        return
     case "fetch-raw": checksum = try fetchRaw(fetchURL)
     case "fetch-grdb": checksum = try fetchGRDB(fetchURL)
     case "fetch-ocd": checksum = try fetchOpenCoreData(fetchURL)
@@ -168,6 +332,8 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
 // MARK: Main
 
 var rows = 200_000
+var queryRows = 1_000_000
+var skipQueries = false
 var childMode: String?
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(getpid())")
 var output = ""
@@ -175,10 +341,12 @@ var iterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = iterator.next() {
     switch argument {
     case "--rows": rows = Int(iterator.next() ?? "") ?? rows
+    case "--query-rows": queryRows = Int(iterator.next() ?? "") ?? queryRows
+    case "--skip-queries": skipQueries = true
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: print("Usage: ocd-bench [--rows N]"); exit(2)
+    default: print("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries]"); exit(2)
     }
 }
 
@@ -215,3 +383,16 @@ try report("fetch + read every value", baseline: ("raw sqlite3 loop", "fetch-raw
            contenders: [("GRDB Row cursor", "fetch-grdb"), ("OpenCoreData fetch + value(forKey:)", "fetch-ocd")], target: 1.5, rows: rows, directory: directory)
 try report("insert + save in one transaction", baseline: ("raw prepared INSERT loop", "insert-raw"),
            contenders: [("OpenCoreData insert + save()", "insert-ocd")], target: 2.0, rows: rows, directory: directory)
+
+if !skipQueries {
+    print("query language: \(queryRows) rows of Item (name, score, category) → Group (title)\n")
+    try prepareQueryStore(directory.appendingPathComponent("query.sqlite"), rows: queryRows)
+    try report("compound predicate (CONTAINS[cd], BETWEEN, IN 100 values, to-one key path) + two-key sort, IDs", baseline: ("hand-written SQL (LIKE)", "query-raw"),
+               contenders: [("OpenCoreData fetch", "query-ocd")], target: 1.3, rows: queryRows, directory: directory)
+    try report("grouped aggregate (COUNT, SUM by category)", baseline: ("hand-written SQL", "aggregate-raw"),
+               contenders: [("OpenCoreData dictionary fetch", "aggregate-ocd")], target: 1.3, rows: queryRows, directory: directory)
+    try report("NSBatchUpdateRequest (half the rows)", baseline: ("raw UPDATE", "update-raw"),
+               contenders: [("OpenCoreData batch update", "update-ocd")], target: 1.2, rows: queryRows, directory: directory)
+    try report("NSBatchDeleteRequest (half the rows)", baseline: ("raw DELETE", "delete-raw"),
+               contenders: [("OpenCoreData batch delete", "delete-ocd")], target: 1.2, rows: queryRows, directory: directory)
+}

@@ -105,3 +105,30 @@ import Testing
         #expect(readLog.filter { $0.hasPrefix("sql: ") }.isEmpty)
     }
 }
+
+/// Batch requests whose rows nothing points at run as one statement on the table.
+@Suite struct BatchStatementTests {
+    @Test func unreferencedRowsUpdateAndDeleteInPlace() throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        for index in 0..<10 {
+            NSEntityDescription.insertNewObject(forEntityName: "Team", into: context).setValue("T\(index)", forKey: "title")
+        }
+        try context.save()
+        let update = NSBatchUpdateRequest(entityName: "Team")
+        update.predicate = NSPredicate(format: "title IN %@", ["T1", "T2", "T3"])
+        update.propertiesToUpdate = ["title": "renamed"]
+        update.resultType = .updatedObjectsCountResultType
+        let (updated, updateLog) = try SQLDebugLog.capturing { try context.execute(update) as? NSBatchUpdateResult }
+        #expect(updated?.result as? Int == 3)
+        #expect(updateLog.contains { $0.contains("UPDATE ZTEAM AS t0 SET") })
+        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Team")
+        fetch.predicate = NSPredicate(format: "title == 'renamed' OR title == 'T9'")
+        let delete = NSBatchDeleteRequest(fetchRequest: fetch)
+        delete.resultType = .resultTypeCount
+        let (deleted, deleteLog) = try SQLDebugLog.capturing { try context.execute(delete) as? NSBatchDeleteResult }
+        #expect(deleted?.result as? Int == 4)
+        #expect(deleteLog.contains { $0.contains("DELETE FROM ZTEAM AS t0") })
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Team")) == 6)
+    }
+}

@@ -14,7 +14,7 @@ struct SQLFetchBuilder {
     private(set) var arguments: [DatabaseValue] = []
     private var joins: [String] = []
     private var joinAliases: [String: String] = [:]
-    private var whereClause: String = ""
+    private(set) var whereClause: String = ""
     private var orderClause: String = ""
     private var subqueryCounter = 0
     /// Tokens of predicates registered for `OCD_MATCH` during this query.

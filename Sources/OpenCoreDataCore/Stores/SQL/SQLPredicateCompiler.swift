@@ -31,7 +31,12 @@ struct SQLPredicateCompiler {
         if let compound = predicate as? NSCompoundPredicate {
             let parts = try compound.predicates.map { try compile($0, alias: alias, entity: entity) }
             switch compound.compoundPredicateType {
-            case .and: return parts.isEmpty ? "1" : "(" + parts.joined(separator: " AND ") + ")"
+            case .and:
+                // Cheap SQL terms first: SQLite evaluates AND terms in order, and OCD_MATCH calls into Swift.
+                // Only terms without bound parameters move, so the parameters keep their order.
+                let deferred: (String) -> Bool = { $0.contains("OCD_MATCH") && !$0.contains("?") }
+                let ordered = parts.filter { !deferred($0) } + parts.filter(deferred)
+                return ordered.isEmpty ? "1" : "(" + ordered.joined(separator: " AND ") + ")"
             case .or: return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
             case .not: return "(NOT IFNULL(\(parts.first ?? "0"), 0))"
             }

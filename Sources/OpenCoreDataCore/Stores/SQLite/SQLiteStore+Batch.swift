@@ -75,7 +75,10 @@ extension SQLiteStore {
             if request.resultType == .updatedObjectIDsResultType {
                 ids = try Int64.fetchAll(db, sql: selectSQL, arguments: StatementArguments(selectArguments))
             }
-            let sql = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK IN (\(selectSQL))"
+            // Without joins the condition applies to the table itself; otherwise through the selected keys.
+            let sql = builder.hasJoins
+                ? "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK IN (\(selectSQL))"
+                : "UPDATE \(mapping.tableName) AS t0 SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1\(builder.whereClause)"
             try db.execute(sql: sql, arguments: StatementArguments(setArguments + selectArguments))
             switch request.resultType {
             case .statusOnlyResultType: result = true
@@ -101,17 +104,25 @@ extension SQLiteStore {
         var result: Any? = true
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
-            let keys: [Int64]
-            if let objectIDs = request.objectIDs {
-                keys = objectIDs.filter { !$0.isTemporaryID }.map(\.primaryKey)
-            } else {
-                keys = try Int64.fetchAll(db, sql: selectSQL, arguments: StatementArguments(selectArguments))
+            let referenced = isReferenced(entity)
+            if request.objectIDs == nil, !referenced, request.resultType != .resultTypeObjectIDs, let builder, !builder.hasJoins {
+                // Nothing points at these rows: one DELETE with the condition on the table itself.
+                let sql = "DELETE FROM \(mapping.tableName) AS t0\(builder.whereClause)"
+                try db.execute(sql: sql, arguments: StatementArguments(selectArguments))
+                result = request.resultType == .resultTypeCount ? db.changesCount : true
+                SQLDebugLog.statement(sql, rows: db.changesCount, start: start, isFetch: false)
+                return
             }
-            let deletedIDs = request.resultType == .resultTypeObjectIDs ? try objectIDs(for: keys, in: mapping, db) : []
             try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS ocd_batch_keys (pk INTEGER PRIMARY KEY)")
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
-            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) VALUES (?)")
-            for key in keys { try insert.execute(arguments: [key]) }
+            if let objectIDs = request.objectIDs {
+                let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) VALUES (?)")
+                for id in objectIDs where !id.isTemporaryID { try insert.execute(arguments: [id.primaryKey]) }
+            } else {
+                try db.execute(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) \(selectSQL)", arguments: StatementArguments(selectArguments))
+            }
+            let deletedIDs = request.resultType == .resultTypeObjectIDs
+                ? try objectIDs(for: try Int64.fetchAll(db, sql: "SELECT pk FROM ocd_batch_keys"), in: mapping, db) : []
             try db.execute(sql: "DELETE FROM \(mapping.tableName) WHERE Z_PK IN (SELECT pk FROM ocd_batch_keys)")
             let deleted = db.changesCount
             // Keep the graph consistent: clear to-one links and join rows that pointed at deleted rows.
@@ -138,7 +149,7 @@ extension SQLiteStore {
             case .resultTypeCount: result = deleted
             case .resultTypeObjectIDs: result = deletedIDs
             }
-            SQLDebugLog.statement("DELETE FROM \(mapping.tableName) (batch of \(keys.count))", rows: deleted, start: start, isFetch: false)
+            SQLDebugLog.statement("DELETE FROM \(mapping.tableName) WHERE Z_PK IN (SELECT pk FROM ocd_batch_keys)", rows: deleted, start: start, isFetch: false)
         }
         return NSBatchDeleteResult(result: result, resultType: request.resultType)
     }
@@ -164,6 +175,16 @@ extension SQLiteStore {
         case .count: return NSBatchInsertResult(result: inserted.count, resultType: .count)
         case .objectIDs: return NSBatchInsertResult(result: inserted, resultType: .objectIDs)
         }
+    }
+
+    /// Whether any to-one column or join table can point at rows of an entity's hierarchy.
+    private func isReferenced(_ entity: NSEntityDescription) -> Bool {
+        for other in schema.entities {
+            for relationship in other.frozenRelationships where relationship.entity === other && !relationship.isToMany {
+                if relationship.destinationEntity?.rootEntity === entity.rootEntity { return true }
+            }
+        }
+        return schema.allJoinTables.contains { $0.owner.entity?.rootEntity === entity.rootEntity || $0.owner.destinationEntity?.rootEntity === entity.rootEntity }
     }
 
     /// Object IDs for primary keys of one table, with each row's own entity.
