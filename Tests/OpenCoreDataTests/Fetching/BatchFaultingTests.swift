@@ -132,3 +132,24 @@ import Testing
         #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Team")) == 6)
     }
 }
+
+/// Fetch request templates from the model, with `$VARIABLE` substitution.
+@Suite struct TemplateTests {
+    @Test func templatesSubstituteVariables() throws {
+        let model = try TestSupport.model("swiftgen-kitchensink", "Model")
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        let context = TestSupport.context(coordinator)
+        let secondary = NSEntityDescription.insertNewObject(forEntityName: "SecondaryEntity", into: context)
+        secondary.setValue("partner", forKey: "name")
+        try context.save()
+        let template = try #require(model.fetchRequestTemplate(forName: "ObjectIDFetchRequest"))
+        #expect(template.predicate?.predicateFormat.contains("$NAME") == true)
+        let request = try #require(model.fetchRequestFromTemplate(withName: "ObjectIDFetchRequest", substitutionVariables: ["NAME": "partner", "NEEDLE": "x"]))
+        #expect(request.predicate?.predicateFormat.contains("$") == false)
+        #expect(try context.fetch(request).isEmpty)
+        #expect(model.fetchRequestFromTemplate(withName: "Nope", substitutionVariables: [:]) == nil)
+        // A template run without its variables names the one that is missing.
+        let error = try #require(throws: NSError.self) { try context.fetch(template) }
+        #expect(error.localizedDescription.contains("$NAME") || error.localizedDescription.contains("$NEEDLE"))
+    }
+}

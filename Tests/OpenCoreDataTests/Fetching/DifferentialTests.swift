@@ -6,7 +6,7 @@ import Testing
 /// case, each run through the SQLite store (compiled to SQL) and the in-memory store (evaluated in
 /// Swift): the two must return the same objects in the same order.
 ///
-/// `OPENCOREDATA_DIFFERENTIAL_COUNT` raises the number of predicates (default 600).
+/// `OPENCOREDATA_DIFFERENTIAL_COUNT` raises the number of predicates (default 2,000).
 @Suite struct DifferentialTests {
     /// A small deterministic random number generator (SplitMix64).
     struct Generator {
@@ -94,7 +94,7 @@ import Testing
         let comparisons = ["==", "!=", "<", "<=", ">", ">="]
         let stringOperators = ["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", ">="]
         let options = ["", "[c]", "[d]", "[cd]"]
-        switch random.int(0..<11) {
+        switch random.int(0..<14) {
         case 0: return NSPredicate(format: "count \(random.pick(comparisons)) %d", random.int(-3..<18))
         case 1: return NSPredicate(format: "score \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-80..<80)) / 8))
         case 2:
@@ -110,7 +110,10 @@ import Testing
         case 7: return NSPredicate(format: "group.title \(random.pick(["==", "BEGINSWITH", "CONTAINS"]))\(random.pick(options)) %@", random.pick(words))
         case 8: return NSPredicate(format: "group.rank \(random.pick(comparisons)) %d", random.int(0..<3))
         case 9: return NSPredicate(format: "\(random.pick(["ANY", "ALL", "NONE"])) tags.label \(random.pick(["==", "BEGINSWITH", "CONTAINS"]))\(random.pick(options)) %@", random.pick(words))
-        default: return NSPredicate(format: "tags.@count \(random.pick(comparisons)) %d", random.int(0..<4))
+        case 10: return NSPredicate(format: "tags.@count \(random.pick(comparisons)) %d", random.int(0..<4))
+        case 11: return NSPredicate(format: "SUBQUERY(tags, $t, $t.label \(random.pick(["==", "BEGINSWITH", "CONTAINS"]))\(random.pick(options)) %@).@count \(random.pick(comparisons)) %d", random.pick(words), random.int(0..<3))
+        case 12: return NSPredicate(format: "count * %d \(random.pick(comparisons)) %d", random.int(-2..<4), random.int(-10..<30))
+        default: return NSPredicate(format: "score + count \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-40..<60)) / 4))
         }
     }
 
@@ -134,7 +137,7 @@ import Testing
         let memoryContext = TestSupport.context(memory)
         try Self.populate(sqliteContext)
         try Self.populate(memoryContext)
-        let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 600
+        let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000
         var random = Generator(state: 42)
         var mismatches: [String] = []
         var nonEmpty = 0

@@ -13,6 +13,8 @@ struct SQLPredicateCompiler {
     var builder: SQLFetchBuilder
     let rootAlias: String
     let rootEntity: NSEntityDescription
+    /// SUBQUERY iteration variables bound to the alias and entity of their element rows.
+    private var variables: [String: (alias: String, entity: NSEntityDescription)] = [:]
 
     init(builder: SQLFetchBuilder, rootAlias: String, rootEntity: NSEntityDescription) {
         self.builder = builder
@@ -65,9 +67,33 @@ struct SQLPredicateCompiler {
             swap(&left, &right)
             op = flipped
         }
+        // Arithmetic, SUBQUERY(...).@count and variables: compare scalar SQL expressions.
+        if Self.needsScalarForm(left) || Self.needsScalarForm(right) {
+            let lhs = try scalarSQL(left, alias: alias, entity: entity, predicate: predicate)
+            let rhs = try scalarSQL(right, alias: alias, entity: entity, predicate: predicate)
+            let operators: [NSComparisonPredicate.Operator: String] = [.equalTo: "=", .notEqualTo: "<>", .lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="]
+            guard let sqlOperator = operators[op], predicate.options.isEmpty else {
+                throw unsupported("the operator \(op) between computed values", predicate)
+            }
+            // Equality treats NULL as a value, as in memory (nil == nil, nil != 5): SQL's IS / IS NOT.
+            if op == .equalTo { return "(\(lhs) IS \(rhs))" }
+            if op == .notEqualTo { return "(\(lhs) IS NOT \(rhs))" }
+            return "(\(lhs) \(sqlOperator) \(rhs))"
+        }
+        var alias = alias
+        var entity = entity
+        if case .keyPath(let operand?, let path, _) = left.node, case .variable(let name) = operand.node, let bound = variables[name] {
+            // `$x.key` inside a SUBQUERY: a key path from the element row.
+            alias = bound.alias
+            entity = bound.entity
+            left = NSExpression(forKeyPath: path)
+        }
         guard case .keyPath(let operand, let path, let components) = left.node else {
             if case .evaluatedObject = left.node {
                 return try compileColumnComparison(column: "\(alias).Z_PK", property: nil, op: op, right: right, predicate: predicate, alias: alias, entity: entity)
+            }
+            if case .variable(let name) = left.node, let bound = variables[name] {
+                return try compileColumnComparison(column: "\(bound.alias).Z_PK", property: nil, op: op, right: right, predicate: predicate, alias: bound.alias, entity: bound.entity)
             }
             throw unsupported("a \(left.expressionType) expression on the left", predicate)
         }
@@ -282,6 +308,97 @@ struct SQLPredicateCompiler {
                                          userInfo: ["predicate": predicate, "key": attribute.name])
             }
         }
+    }
+
+    // MARK: Computed values
+
+    /// Whether an expression needs the scalar form: arithmetic, a SUBQUERY count, a bound variable.
+    static func needsScalarForm(_ expression: NSExpression) -> Bool {
+        switch expression.node {
+        case .function: return true
+        case .keyPath(let operand?, _, _): return operand.expressionType == .subquery
+        case .subquery: return true
+        default: return false
+        }
+    }
+
+    /// SQL for a scalar expression: a to-one key path, a constant, arithmetic, or `SUBQUERY(...).@count`.
+    private mutating func scalarSQL(_ expression: NSExpression, alias: String, entity: NSEntityDescription, predicate: NSPredicate) throws -> String {
+        switch expression.node {
+        case .constant(let value):
+            return builder.bind(Self.databaseValue(value ?? NSNull(), nil))
+        case .keyPath(let operand?, _, let components) where operand.expressionType == .subquery:
+            guard components.count == 1, case .collectionOperator(.count) = components[0] else {
+                throw unsupported("SUBQUERY(...) followed by \(expression.keyPath); use .@count", predicate)
+            }
+            return try subqueryCount(operand, alias: alias, entity: entity, predicate: predicate)
+        case .keyPath(let operand, let path, _):
+            var from = (alias, entity)
+            if let operand, case .variable(let name) = operand.node, let bound = variables[name] { from = (bound.alias, bound.entity) }
+            return try builder.columnReference(forKeyPath: path, from: from.0, entity: from.1).0
+        case .evaluatedObject:
+            return "\(alias).Z_PK"
+        case .variable(let name):
+            guard let bound = variables[name] else {
+                throw CoreDataError.make(.coreData, "The predicate uses the variable $\(name) with no value: substitute it with withSubstitutionVariables(_:).", userInfo: ["variable": name])
+            }
+            return "\(bound.alias).Z_PK"
+        case .function(let name, nil, let arguments):
+            let binary = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*", "divide:by:": "/", "modulus:by:": "%"]
+            if let op = binary[name], arguments.count == 2 {
+                let lhs = try scalarSQL(arguments[0], alias: alias, entity: entity, predicate: predicate)
+                let rhs = try scalarSQL(arguments[1], alias: alias, entity: entity, predicate: predicate)
+                return op == "/" ? "(CAST(\(lhs) AS REAL) / \(rhs))" : "(\(lhs) \(op) \(rhs))"
+            }
+            let unary = ["abs:": "ABS", "uppercase:": "UPPER", "lowercase:": "LOWER"]
+            if let function = unary[name], arguments.count == 1 {
+                return "\(function)(\(try scalarSQL(arguments[0], alias: alias, entity: entity, predicate: predicate)))"
+            }
+            throw unsupported("the function \(name)", predicate)
+        case .subquery:
+            throw unsupported("a SUBQUERY without .@count", predicate)
+        default:
+            throw unsupported("a \(expression.expressionType) expression", predicate)
+        }
+    }
+
+    /// `(SELECT COUNT(*) FROM destination WHERE <correlated> AND <predicate>)` for `SUBQUERY(...).@count`.
+    private mutating func subqueryCount(_ subquery: NSExpression, alias: String, entity: NSEntityDescription, predicate: NSPredicate) throws -> String {
+        guard case .subquery(let collection, let variable, let inner) = subquery.node,
+              case .keyPath(nil, let path, _) = collection.node else {
+            throw unsupported("a SUBQUERY whose collection is not a to-many key path", predicate)
+        }
+        var keys = path.split(separator: ".").map(String.init)
+        let last = keys.removeLast()
+        var ownerKey = "\(alias).Z_PK"
+        var owner = entity
+        if !keys.isEmpty {
+            let (column, property) = try builder.columnReference(forKeyPath: keys.joined(separator: "."), from: alias, entity: entity)
+            guard let relationship = property as? NSRelationshipDescription, let destination = relationship.destinationEntity else {
+                throw unsupported("the SUBQUERY collection \(path)", predicate)
+            }
+            ownerKey = column
+            owner = destination
+        }
+        guard let relationship = owner.frozenRelationshipsByName[last], relationship.isToMany, let destination = relationship.destinationEntity,
+              let destinationMapping = builder.schema.mapping(for: destination) else {
+            throw unsupported("the SUBQUERY collection \(path), which is not a to-many relationship", predicate)
+        }
+        let sub = builder.nextSubqueryAlias()
+        let correlation: String
+        if let join = builder.schema.joinTable(for: relationship) {
+            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            correlation = "FROM \(destinationMapping.tableName) \(sub) JOIN \(join.name) \(sub)x ON \(sub)x.\(theirs) = \(sub).Z_PK WHERE \(sub)x.\(mine) = \(ownerKey)"
+        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
+            correlation = "FROM \(destinationMapping.tableName) \(sub) WHERE \(sub).\(column) = \(ownerKey)"
+        } else {
+            throw unsupported("the SUBQUERY over \(path), which has no inverse", predicate)
+        }
+        let previous = variables[variable]
+        variables[variable] = (sub, destination)
+        defer { variables[variable] = previous }
+        let condition = try compile(inner, alias: sub, entity: destination)
+        return "(SELECT COUNT(*) \(correlation) AND \(condition))"
     }
 
     // MARK: Helpers
