@@ -20,13 +20,7 @@ final class FaultBatch {
         let batch = index / size
         guard loaded.insert(batch).inserted else { return }
         let range = (batch * size)..<min((batch + 1) * size, ids.count)
-        let wanted = ids[range].filter { context.registeredObject(for: $0).map { $0.committedValues == nil && !$0.isInserted } ?? false }
-        guard !wanted.isEmpty, let rows = try? context.parentStore?.loadRows(Array(wanted)) else { return }
-        for id in wanted {
-            guard let object = context.registeredObject(for: id), object.committedValues == nil, let row = rows[id.key] else { continue }
-            object.committedValues = row.values
-            object.values = row.values
-            object.storeVersion = row.version
-        }
+        guard let parent = context.parentStore else { return }
+        try? context.fillFaults(ids[range].compactMap { context.registeredObject(for: $0) }, parent: parent)
     }
 }

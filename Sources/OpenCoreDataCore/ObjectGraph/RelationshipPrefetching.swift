@@ -15,19 +15,23 @@ extension NSManagedObjectContext {
         }
     }
 
+    /// Gives the faults among `objects` that have no data yet their rows, in one query per store and hierarchy.
+    func fillFaults(_ objects: [NSManagedObject], parent: ParentStore) throws {
+        let missing = objects.filter { $0.committedValues == nil && !$0.isInserted }
+        guard !missing.isEmpty else { return }
+        let rows = try parent.loadRows(missing.map(\.objectID))
+        for object in missing where object.committedValues == nil {
+            guard let row = rows[object.objectID.key] else { continue }
+            object.committedValues = row.values
+            object.values = row.values
+            object.storeVersion = row.version
+        }
+    }
+
     /// Loads one relationship of several objects; returns the destinations, for the next step.
     private func prefetch(_ relationship: NSRelationshipDescription, for sources: [NSManagedObject], parent: ParentStore) throws -> [NSManagedObject] {
         // Sources need their own rows first (to know their to-one targets).
-        let unloaded = sources.filter { $0.committedValues == nil && !$0.isInserted }.map(\.objectID)
-        if !unloaded.isEmpty {
-            let rows = try parent.loadRows(unloaded)
-            for source in sources where source.committedValues == nil {
-                guard let row = rows[source.objectID.key] else { continue }
-                source.committedValues = row.values
-                source.values = row.values
-                source.storeVersion = row.version
-            }
-        }
+        try fillFaults(sources, parent: parent)
         var destinations: [NSManagedObject] = []
         if relationship.isToMany {
             let needing = sources.filter { !$0.isInserted && !($0.values.indices.contains(relationship.slot) && $0.values[relationship.slot] is RelationshipSet) }
@@ -44,16 +48,7 @@ extension NSManagedObjectContext {
             }
         }
         // Destinations' rows, in one query per entity hierarchy.
-        let missing = destinations.filter { $0.committedValues == nil && !$0.isInserted }.map(\.objectID)
-        if !missing.isEmpty {
-            let rows = try parent.loadRows(missing)
-            for destination in destinations where destination.committedValues == nil {
-                guard let row = rows[destination.objectID.key] else { continue }
-                destination.committedValues = row.values
-                destination.values = row.values
-                destination.storeVersion = row.version
-            }
-        }
+        try fillFaults(destinations, parent: parent)
         return destinations
     }
 }

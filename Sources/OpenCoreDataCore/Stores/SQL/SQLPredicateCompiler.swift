@@ -133,15 +133,7 @@ struct SQLPredicateCompiler {
             throw unsupported("the relationship \(relationship.name)", predicate)
         }
         let sub = builder.nextSubqueryAlias()
-        let correlation: String
-        if let join = builder.schema.joinTable(for: relationship) {
-            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
-            correlation = "FROM \(destinationMapping.tableName) \(sub) JOIN \(join.name) \(sub)x ON \(sub)x.\(theirs) = \(sub).Z_PK WHERE \(sub)x.\(mine) = \(ownerKey)"
-        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
-            correlation = "FROM \(destinationMapping.tableName) \(sub) WHERE \(sub).\(column) = \(ownerKey)"
-        } else {
-            throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't query the to-many relationship \(relationship.name) because it has no inverse.")
-        }
+        let correlation = try correlatedRows(of: relationship, in: destinationMapping, alias: sub, ownerKey: ownerKey)
         // Aggregates: toMany.@count, toMany.@sum.key …
         if case .collectionOperator(let aggregate)? = rest.first {
             let function: String
@@ -310,6 +302,19 @@ struct SQLPredicateCompiler {
         }
     }
 
+    /// `FROM <destination> <alias> … WHERE <alias's row belongs to ownerKey's relationship>`, through
+    /// the join table of a many-to-many relationship or the inverse's foreign key.
+    private func correlatedRows(of relationship: NSRelationshipDescription, in destination: SQLiteSchema.EntityMapping, alias: String, ownerKey: String) throws -> String {
+        if let join = builder.schema.joinTable(for: relationship) {
+            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            return "FROM \(destination.tableName) \(alias) JOIN \(join.name) \(alias)x ON \(alias)x.\(theirs) = \(alias).Z_PK WHERE \(alias)x.\(mine) = \(ownerKey)"
+        }
+        if let inverse = relationship.inverseRelationship, let column = destination.columnsBySlot[inverse.slot] {
+            return "FROM \(destination.tableName) \(alias) WHERE \(alias).\(column) = \(ownerKey)"
+        }
+        throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't query the to-many relationship \(relationship.name) because it has no inverse.")
+    }
+
     // MARK: Computed values
 
     /// Whether an expression needs the scalar form: arithmetic, a SUBQUERY count, a bound variable.
@@ -385,15 +390,7 @@ struct SQLPredicateCompiler {
             throw unsupported("the SUBQUERY collection \(path), which is not a to-many relationship", predicate)
         }
         let sub = builder.nextSubqueryAlias()
-        let correlation: String
-        if let join = builder.schema.joinTable(for: relationship) {
-            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
-            correlation = "FROM \(destinationMapping.tableName) \(sub) JOIN \(join.name) \(sub)x ON \(sub)x.\(theirs) = \(sub).Z_PK WHERE \(sub)x.\(mine) = \(ownerKey)"
-        } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
-            correlation = "FROM \(destinationMapping.tableName) \(sub) WHERE \(sub).\(column) = \(ownerKey)"
-        } else {
-            throw unsupported("the SUBQUERY over \(path), which has no inverse", predicate)
-        }
+        let correlation = try correlatedRows(of: relationship, in: destinationMapping, alias: sub, ownerKey: ownerKey)
         let previous = variables[variable]
         variables[variable] = (sub, destination)
         defer { variables[variable] = previous }
