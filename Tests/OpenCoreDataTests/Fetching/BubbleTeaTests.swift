@@ -173,6 +173,19 @@ import Testing
         })
         handled.resultType = .count
         #expect((try context.execute(handled) as? NSBatchInsertResult)?.result as? Int == 3)
+        var made = 0
+        let venueEntity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Venue"])
+        let objects = NSBatchInsertRequest(entity: venueEntity, managedObjectHandler: { object in
+            if made == 2 { return true }
+            made += 1
+            object.setValue("Object \(made)", forKey: "name")
+            object.setValue(made * 10, forKey: "specialCount")
+            return false
+        })
+        objects.resultType = .objectIDs
+        let objectIDs = try #require((try context.execute(objects) as? NSBatchInsertResult)?.result as? [NSManagedObjectID])
+        #expect(objectIDs.count == 2)
+        #expect(try context.existingObject(with: objectIDs[1]).value(forKey: "specialCount") as? Int32 == 20)
     }
 
     @Test func asynchronousFetch() async throws {
