@@ -245,7 +245,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// The value at a dotted key path, following to-one relationships (and collecting through to-many ones).
     open func value(forKeyPath keyPath: String) -> Any? {
-        KeyPathReader.value(of: self, atKeyPath: keyPath)
+        KeyPathWalker.value(of: self, forKeyPath: keyPath)
     }
 
     /// Sets the value at a dotted key path; every step before the last must be a to-one relationship.
@@ -347,7 +347,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 let committed = committedValues?[property.slot] ?? nil
                 if committedValues == nil {
                     if current != nil { changes[property.name] = current! }
-                } else if !ValueEquality.equal(current, committed) {
+                } else if !ValueComparison.isEqual(current, committed) {
                     changes[property.name] = current ?? NSNull()
                 }
             }

@@ -32,9 +32,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// The author recorded in persistent history for this context's saves.
     public var transactionAuthor: String?
     /// Whether the context merges changes saved by its parent (or by sibling contexts of the coordinator) automatically.
-    public var automaticallyMergesChangesFromParent: Bool = false {
-        didSet { persistentStoreCoordinatorRoot?.updateAutomaticMerging(for: self) }
-    }
+    public var automaticallyMergesChangesFromParent: Bool = false
     /// How save conflicts are resolved.
     public var mergePolicy: Any = NSMergePolicy.error
     /// How long fetched values stay fresh before a refetch refreshes them (kept for API compatibility).

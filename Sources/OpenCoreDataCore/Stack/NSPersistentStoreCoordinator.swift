@@ -266,8 +266,6 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         withLock { rootContexts.removeAll { $0.context == nil || $0.context === context } }
     }
 
-    func updateAutomaticMerging(for context: NSManagedObjectContext) {}
-
     /// After a root context saved: contexts that merge automatically catch up.
     func contextDidSave(_ ids: SavedObjectIDs, from source: NSManagedObjectContext) {
         let contexts = withLock { rootContexts.compactMap(\.context) }

@@ -15,7 +15,7 @@ enum DictionaryResults {
             var order: [[AnyHashable]] = []
             var groups: [[AnyHashable]: [RowReader]] = [:]
             for reader in readers {
-                let key = groupKeys.map { (KeyPathReader.value(of: reader, atKeyPath: $0) as? AnyHashable) ?? AnyHashable(NSNull()) }
+                let key = groupKeys.map { (KeyPathWalker.value(of: reader, forKeyPath: $0) as? AnyHashable) ?? AnyHashable(NSNull()) }
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: []].append(reader)
             }
@@ -45,7 +45,7 @@ enum DictionaryResults {
             if let description = item as? NSExpressionDescription {
                 dictionary[description.name] = compute(description, over: group)
             } else if let name = (item as? String) ?? (item as? NSPropertyDescription)?.name, let first = group.first {
-                dictionary[name] = value(KeyPathReader.value(of: first, atKeyPath: name))
+                dictionary[name] = value(KeyPathWalker.value(of: first, forKeyPath: name))
             }
         }
         return dictionary
