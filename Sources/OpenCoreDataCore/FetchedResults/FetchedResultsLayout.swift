@@ -1,0 +1,67 @@
+import Foundation
+
+/// The ordered objects of a controller and their sections, with each object's index path.
+///
+/// Invariant: `sections` partition `objects` in order; an object's index path is (its section's
+/// index, its position in the section).
+struct FetchedResultsLayout {
+    let objects: [NSManagedObject]
+    let sections: [FetchedResultsSection]
+    let paths: [ObjectIdentifier: IndexPath]
+
+
+    /// Splits ordered objects into sections by the section key path; throws 134060 when a section
+    /// name comes back after another one (the sort does not group by section).
+    init(objects: [NSManagedObject], sectionNameKeyPath: String?, indexTitle: (String) -> String?) throws {
+        var sections: [FetchedResultsSection] = []
+        var paths: [ObjectIdentifier: IndexPath] = [:]
+        paths.reserveCapacity(objects.count)
+        guard let keyPath = sectionNameKeyPath else {
+            for (row, object) in objects.enumerated() { paths[ObjectIdentifier(object)] = IndexPath(row: row, section: 0) }
+            sections = objects.isEmpty ? [] : [FetchedResultsSection(name: "", indexTitle: nil, members: objects)]
+            self.init(objects: objects, sections: sections, paths: paths)
+            return
+        }
+        var seen: Set<String> = []
+        var current: (name: String, members: [NSManagedObject])?
+        for (index, object) in objects.enumerated() {
+            let name = Self.sectionName(of: object, keyPath: keyPath)
+            if current?.name != name {
+                if let finished = current {
+                    sections.append(FetchedResultsSection(name: finished.name, indexTitle: indexTitle(finished.name), members: finished.members))
+                }
+                guard seen.insert(name).inserted else {
+                    throw CoreDataError.make(.coreData, "The fetched object at index \(index) has an out of order section name '\(name)'. Objects must be sorted by section name.",
+                                             userInfo: ["index": index, "sectionName": name])
+                }
+                current = (name, [])
+            }
+            paths[ObjectIdentifier(object)] = IndexPath(row: current!.members.count, section: sections.count)
+            current!.members.append(object)
+        }
+        if let finished = current {
+            sections.append(FetchedResultsSection(name: finished.name, indexTitle: indexTitle(finished.name), members: finished.members))
+        }
+        self.init(objects: objects, sections: sections, paths: paths)
+    }
+
+    private init(objects: [NSManagedObject], sections: [FetchedResultsSection], paths: [ObjectIdentifier: IndexPath]) {
+        self.objects = objects
+        self.sections = sections
+        self.paths = paths
+    }
+
+    /// The section name of an object: its value at the key path as text, "" for nil.
+    static func sectionName(of object: NSManagedObject, keyPath: String) -> String {
+        switch object.value(forKeyPath: keyPath) {
+        case nil, is NSNull: return ""
+        case let string as String: return string
+        case let value?: return "\(value)"
+        }
+    }
+
+    /// The default index title: the capitalized first letter.
+    static func defaultIndexTitle(_ name: String) -> String? {
+        name.first.map { String($0).uppercased() }
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+
+/// Keeps the results of a fetch request, split into sections, and reports how they change as the
+/// context's objects change, in the form a table view's batch updates need.
+///
+/// Tracking runs only while the controller has a delegate: changes are seen when the context
+/// processes pending changes (at the end of an event, at save, and when saves of other contexts
+/// are merged into it).
+open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
+    /// The request whose results the controller keeps; it must have sort descriptors.
+    public let fetchRequest: NSFetchRequest<ResultType>
+    /// The context the results live in.
+    public let managedObjectContext: NSManagedObjectContext
+    /// The key path whose value names each object's section (nil: one section).
+    public let sectionNameKeyPath: String?
+    /// The name of the on-disk cache of the results (kept for API compatibility; not used yet).
+    public let cacheName: String?
+
+    let state: FetchedResultsState
+
+    /// The receiver of change reports; setting one starts tracking changes.
+    public weak var delegate: NSFetchedResultsControllerDelegate? {
+        get { state.delegate }
+        set { state.delegate = newValue }
+    }
+
+    /// Creates a controller for a request in a context.
+    public init(fetchRequest: NSFetchRequest<ResultType>, managedObjectContext context: NSManagedObjectContext,
+                sectionNameKeyPath: String?, cacheName name: String?) {
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.cacheName = name
+        self.state = FetchedResultsState(request: fetchRequest.erased, context: context, sectionNameKeyPath: sectionNameKeyPath)
+        state.owner = { [unowned self] in self.erased }
+    }
+
+    /// A controller that shares this one's state, typed as delegates receive it.
+    init(sharing state: FetchedResultsState, request: NSFetchRequest<ResultType>) {
+        self.fetchRequest = request
+        self.managedObjectContext = state.context
+        self.sectionNameKeyPath = state.sectionNameKeyPath
+        self.cacheName = nil
+        self.state = state
+    }
+
+    private var erasedStorage: NSFetchedResultsController<NSFetchRequestResult>?
+
+    /// This controller as `NSFetchedResultsController<NSFetchRequestResult>`, for the delegate.
+    var erased: NSFetchedResultsController<NSFetchRequestResult> {
+        if let same = self as? NSFetchedResultsController<NSFetchRequestResult> { return same }
+        if let erasedStorage { return erasedStorage }
+        let proxy = NSFetchedResultsController<NSFetchRequestResult>(sharing: state, request: state.request)
+        erasedStorage = proxy
+        return proxy
+    }
+
+    /// Runs the fetch and computes the sections. Throws for a request without sort descriptors or
+    /// results whose section names are out of order (134060).
+    public func performFetch() throws {
+        try state.performFetch()
+    }
+
+    /// The fetched objects, in order (nil before `performFetch()`).
+    public var fetchedObjects: [ResultType]? {
+        state.layout?.objects.compactMap { $0 as? ResultType }
+    }
+
+    /// The sections (nil before `performFetch()`).
+    public var sections: [NSFetchedResultsSectionInfo]? {
+        state.layout?.sections
+    }
+
+    /// The object at an index path; an index path out of range traps, as Core Data raises.
+    public func object(at indexPath: IndexPath) -> ResultType {
+        guard let layout = state.layout, layout.sections.indices.contains(indexPath.section),
+              layout.sections[indexPath.section].members.indices.contains(indexPath.row) else {
+            preconditionFailure("NSFetchedResultsController: no object at index \(indexPath.row) in section \(indexPath.section).")
+        }
+        let object = layout.sections[indexPath.section].members[indexPath.row]
+        guard let typed = object as? ResultType else {
+            preconditionFailure("NSFetchedResultsController: the object at \(indexPath) is a \(type(of: object)), not a \(ResultType.self).")
+        }
+        return typed
+    }
+
+    /// The index path of an object in the results, or nil.
+    public func indexPath(forObject object: ResultType) -> IndexPath? {
+        guard let managed = object as? NSManagedObject else { return nil }
+        return state.layout?.paths[ObjectIdentifier(managed)]
+    }
+
+    /// The index titles of the sections, in order, without repeats.
+    public var sectionIndexTitles: [String] {
+        var titles: [String] = []
+        for section in state.layout?.sections ?? [] {
+            if let title = section.indexTitle, titles.last != title { titles.append(title) }
+        }
+        return titles
+    }
+
+    /// The index of the first section with an index title (for a table's section index).
+    public func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int {
+        state.layout?.sections.firstIndex { $0.indexTitle == title } ?? sectionIndex
+    }
+
+    /// The index title of a section name: the delegate's, or the capitalized first letter.
+    public func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        state.indexTitle(for: sectionName)
+    }
+
+    /// Deletes an on-disk cache (nil: all). Caches are not written yet, so this does nothing.
+    public class func deleteCache(withName name: String?) {}
+}
+
+/// What a controller and its delegate-facing proxy share.
+final class FetchedResultsState {
+    let request: NSFetchRequest<NSFetchRequestResult>
+    let context: NSManagedObjectContext
+    let sectionNameKeyPath: String?
+    var layout: FetchedResultsLayout?
+    var owner: (() -> NSFetchedResultsController<NSFetchRequestResult>)?
+    private var observer: NSObjectProtocol?
+
+    weak var delegate: NSFetchedResultsControllerDelegate? {
+        didSet { updateObservation() }
+    }
+
+    init(request: NSFetchRequest<NSFetchRequestResult>, context: NSManagedObjectContext, sectionNameKeyPath: String?) {
+        self.request = request
+        self.context = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+    }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    func indexTitle(for sectionName: String) -> String? {
+        if let owner, let custom = delegate?.controller(owner(), sectionIndexTitleForSectionName: sectionName) { return custom }
+        return FetchedResultsLayout.defaultIndexTitle(sectionName)
+    }
+
+    func performFetch() throws {
+        guard let sorts = request.sortDescriptors, !sorts.isEmpty else {
+            throw CoreDataError.make(.coreData, "An NSFetchedResultsController requires a fetch request with sort descriptors.")
+        }
+        let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
+        layout = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle)
+        updateObservation()
+    }
+
+    private func updateObservation() {
+        if delegate == nil || layout == nil {
+            if let observer { NotificationCenter.default.removeObserver(observer) }
+            observer = nil
+            return
+        }
+        guard observer == nil else { return }
+        let box = UncheckedSendable(self)
+        observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { note in
+            box.value.contextDidChange(note)
+        }
+    }
+
+    /// Applies a context change to the results and reports it to the delegate.
+    private func contextDidChange(_ note: Notification) {
+        guard let layout, let delegate, let owner else { return }
+        let info = note.userInfo ?? [:]
+        if info[NSInvalidatedAllObjectsKey] != nil {
+            // After reset(), a new performFetch is needed (as in Core Data).
+            self.layout = nil
+            return
+        }
+        guard let entity = try? request.resolvedEntity(in: context.persistentStoreCoordinator!.managedObjectModel) else { return }
+        func objects(_ key: String) -> [NSManagedObject] {
+            Array((info[key] as? Set<NSManagedObject>) ?? []).filter {
+                request.includesSubentities ? $0.entity.isKindOf(entity: entity) : $0.entity === entity
+            }
+        }
+        let deleted = objects(NSDeletedObjectsKey) + objects(NSInvalidatedObjectsKey)
+        let changed = objects(NSInsertedObjectsKey) + objects(NSUpdatedObjectsKey) + objects(NSRefreshedObjectsKey)
+        guard !deleted.isEmpty || !changed.isEmpty else { return }
+        let gone = Set(deleted.map { ObjectIdentifier($0) })
+        let changedIDs = Set(changed.map { ObjectIdentifier($0) })
+        // Remove deleted and changed objects, then insert the changed ones that match, in order.
+        var ordered = layout.objects.filter { !gone.contains(ObjectIdentifier($0)) && !changedIDs.contains(ObjectIdentifier($0)) }
+        let sorts = request.sortDescriptors ?? []
+        let precedes: (NSManagedObject, NSManagedObject) -> Bool = { lhs, rhs in
+            for descriptor in sorts {
+                let order = descriptor.compare(lhs, to: rhs)
+                if order != .orderedSame { return order == .orderedAscending }
+            }
+            return false
+        }
+        for object in changed where !gone.contains(ObjectIdentifier(object)) && !object.isDeleted && object.managedObjectContext === context {
+            guard request.predicate?.evaluate(with: object) ?? true else { continue }
+            var low = 0
+            var high = ordered.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(object, ordered[middle]) { high = middle } else { low = middle + 1 }
+            }
+            ordered.insert(object, at: low)
+        }
+        if request.fetchOffset > 0 || request.fetchLimit > 0 {
+            let start = min(request.fetchOffset, ordered.count)
+            ordered = Array(ordered[start...])
+            if request.fetchLimit > 0 { ordered = Array(ordered.prefix(request.fetchLimit)) }
+        }
+        guard let newLayout = try? FetchedResultsLayout(objects: ordered, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle) else { return }
+        let changes = FetchedResultsChanges(from: layout, to: newLayout, changed: changedIDs)
+        self.layout = newLayout
+        guard !changes.isEmpty else { return }
+        let controller = owner()
+        delegate.controllerWillChangeContent(controller)
+        for (index, section) in changes.deletedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .delete) }
+        for (index, section) in changes.insertedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .insert) }
+        for change in changes.objects {
+            delegate.controller(controller, didChange: change.object, at: change.old, for: change.type, newIndexPath: change.new)
+        }
+        delegate.controllerDidChangeContent(controller)
+    }
+}

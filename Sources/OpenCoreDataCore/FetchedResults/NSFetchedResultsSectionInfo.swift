@@ -1,0 +1,54 @@
+import Foundation
+
+/// One section of a fetched results controller's results.
+public protocol NSFetchedResultsSectionInfo: AnyObject {
+    /// The section's name: the value of the section key path for its objects ("" for nil).
+    var name: String { get }
+    /// The section's index title (by default the capitalized first letter of its name).
+    var indexTitle: String? { get }
+    /// How many objects the section holds.
+    var numberOfObjects: Int { get }
+    /// The section's objects, in order.
+    var objects: [Any]? { get }
+}
+
+/// A section of a controller's results.
+final class FetchedResultsSection: NSFetchedResultsSectionInfo {
+    let name: String
+    let indexTitle: String?
+    let members: [NSManagedObject]
+
+    init(name: String, indexTitle: String?, members: [NSManagedObject]) {
+        self.name = name
+        self.indexTitle = indexTitle
+        self.members = members
+    }
+
+    var numberOfObjects: Int { members.count }
+    var objects: [Any]? { members }
+}
+
+/// The kinds of change a fetched results controller reports.
+public enum NSFetchedResultsChangeType: UInt, Sendable {
+    /// An object (or section) entered the results.
+    case insert = 1
+    /// An object (or section) left the results.
+    case delete = 2
+    /// An object changed position.
+    case move = 3
+    /// An object changed in place.
+    case update = 4
+}
+
+extension IndexPath {
+    /// An index path of a row in a section, as UIKit spells it.
+    public init(row: Int, section: Int) { self.init(indexes: [section, row]) }
+    /// An index path of an item in a section, as UIKit spells it.
+    public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
+    /// The section of a two-element index path.
+    public var section: Int { self[0] }
+    /// The row of a two-element index path.
+    public var row: Int { self[1] }
+    /// The item of a two-element index path.
+    public var item: Int { self[1] }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import OpenCoreData
+import Testing
+import WorldCupKit
+
+/// The World Cup screen of the tutorial: sections by qualifying zone, wins descending, name.
+@Suite struct FetchedResultsControllerTests {
+    private func worldCup() throws -> (WorldCupApp, NSFetchedResultsController<Team>, TestTableView) {
+        let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
+        try app.importSeedIfNeeded()
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [
+            NSSortDescriptor(key: "qualifyingZone", ascending: true),
+            NSSortDescriptor(key: "wins", ascending: false),
+            NSSortDescriptor(key: "teamName", ascending: true),
+        ]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let table = TestTableView()
+        controller.delegate = table
+        try controller.performFetch()
+        table.reload(from: controller)
+        return (app, controller, table)
+    }
+
+    @Test func sectionsAndLookups() throws {
+        let (app, controller, _) = try worldCup()
+        let sections = try #require(controller.sections)
+        let zones = try app.sections().map(\.zone)
+        #expect(sections.map(\.name) == zones)
+        #expect(sections.reduce(0) { $0 + $1.numberOfObjects } == 32)
+        let first = controller.object(at: IndexPath(row: 0, section: 0))
+        #expect(controller.indexPath(forObject: first) == IndexPath(row: 0, section: 0))
+        #expect(controller.fetchedObjects?.count == 32)
+        #expect(controller.sectionIndexTitles == ["A", "E", "N", "S"])
+        #expect(controller.section(forSectionIndexTitle: "E", at: 1) == 2)
+        #expect(controller.sectionIndexTitle(forSectionName: "Europe") == "E")
+    }
+
+    @Test func aWinMovesATeamWithinItsSection() throws {
+        let (app, controller, table) = try worldCup()
+        let output = try app.execute("win Uruguay").output
+        #expect(output.contains("1 wins"))
+        #expect(table.failures.isEmpty, "\(table.failures)")
+        #expect(table.batches == 1)
+        #expect(table.log.filter { $0.hasPrefix("move") }.count == 1, "\(table.log)")
+        let uruguay = try #require(try app.team(named: "Uruguay"))
+        let path = try #require(controller.indexPath(forObject: uruguay))
+        #expect(path.row == 0, "the only team with a win leads its zone")
+        // A second win changes nothing in the order: an update, not a move.
+        _ = try app.execute("win Uruguay")
+        #expect(table.log.last?.hasPrefix("update") == true, "\(table.log)")
+        #expect(table.failures.isEmpty, "\(table.failures)")
+    }
+
+    @Test func newZoneInsertsASectionAndDeletingItsTeamRemovesIt() throws {
+        let (app, controller, table) = try worldCup()
+        _ = try app.execute("add Atlantis \"Lost Zone\"")
+        #expect(table.log.contains { $0.hasPrefix("section insert") }, "\(table.log)")
+        #expect(controller.sections?.contains { $0.name == "Lost Zone" } == true)
+        _ = try app.execute("delete Atlantis")
+        #expect(table.log.contains { $0.hasPrefix("section delete") }, "\(table.log)")
+        #expect(controller.sections?.contains { $0.name == "Lost Zone" } == false)
+        #expect(table.failures.isEmpty, "\(table.failures)")
+    }
+
+    @Test func outOfOrderSectionsAreAnError() throws {
+        let (app, _, _) = try worldCup()
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [NSSortDescriptor(key: "teamName", ascending: true)]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let error = try #require(throws: NSError.self) { try controller.performFetch() }
+        #expect(error.code == NSCoreDataError)
+        #expect(error.localizedDescription.contains("out of order section name"))
+        let unsorted = NSFetchedResultsController(fetchRequest: NSFetchRequest<Team>(entityName: "Team"), managedObjectContext: app.context, sectionNameKeyPath: nil, cacheName: nil)
+        #expect(throws: NSError.self) { try unsorted.performFetch() }
+    }
+
+    /// Random inserts, deletes and updates of sort keys and section keys, saved in batches: after
+    /// every save the test table (which fails exactly where UITableView raises) equals a fresh fetch.
+    @Test func randomChangesKeepTheTableExact() throws {
+        let (app, controller, table) = try worldCup()
+        var random = DifferentialTests.Generator(state: 7)
+        let zones = ["Africa", "Asia", "Europe", "North America", "South America", "Oceania"]
+        let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 150
+        var added = 0
+        for _ in 0..<rounds {
+            let teams = controller.fetchedObjects ?? []
+            for _ in 0..<random.int(1..<5) {
+                switch random.int(0..<5) {
+                case 0:
+                    let team = Team(context: app.context)
+                    added += 1
+                    team.teamName = "Team \(added)"
+                    team.qualifyingZone = random.pick(zones)
+                    team.wins = Int32(random.int(0..<4))
+                case 1 where !teams.isEmpty:
+                    let victim = random.pick(teams)
+                    if !victim.isDeleted { app.context.delete(victim) }
+                case 2 where !teams.isEmpty:
+                    random.pick(teams).wins = Int32(random.int(0..<6))
+                case 3 where !teams.isEmpty:
+                    random.pick(teams).qualifyingZone = random.pick(zones)
+                case 4 where !teams.isEmpty:
+                    random.pick(teams).imageName = "changed-\(random.int(0..<100))"
+                default:
+                    break
+                }
+            }
+            try app.context.save()
+            let fresh = try app.sections()
+            #expect(table.failures.isEmpty, "\(table.failures.prefix(3))")
+            #expect(table.sections.map(\.name) == fresh.map(\.zone))
+            #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map { $0.teams.map(\.objectID) })
+            if !table.failures.isEmpty { break }
+        }
+        #expect(table.batches > 0)
+    }
+
+    @Test func backgroundSavesMergedIntoTheViewContextUpdateTheTable() async throws {
+        let (app, controller, table) = try worldCup()
+        app.context.automaticallyMergesChangesFromParent = true
+        let brazil = try #require(try app.team(named: "Brazil"))
+        let id = brazil.objectID
+        try await app.container.performBackgroundTask { context in
+            let team = context.object(with: id)
+            team.setValue(Int32(9), forKey: "wins")
+            let newcomer = NSEntityDescription.insertNewObject(forEntityName: "Team", into: context)
+            newcomer.setValue("Newcomer", forKey: "teamName")
+            newcomer.setValue("Africa", forKey: "qualifyingZone")
+            try context.save()
+        }
+        for _ in 0..<200 where table.batches == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(table.batches >= 1)
+        #expect(table.failures.isEmpty, "\(table.failures)")
+        #expect(controller.fetchedObjects?.count == 33)
+        let southAmerica = try #require(controller.sections?.first { $0.name == "South America" })
+        #expect((southAmerica.objects?.first as? Team)?.teamName == "Brazil")
+        let fresh = try app.sections()
+        #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map { $0.teams.map(\.objectID) })
+    }
+}
