@@ -120,11 +120,21 @@ final class FetchedResultsState {
     let sectionNameKeyPath: String?
     var layout: FetchedResultsLayout?
     var owner: (() -> NSFetchedResultsController<NSFetchRequestResult>)?
+    /// Set by the protocol's default implementations: the delegate does not implement that method.
+    var snapshotMethodIsDefault = false
+    var differenceMethodIsDefault = false
     private var observer: NSObjectProtocol?
 
     weak var delegate: NSFetchedResultsControllerDelegate? {
-        didSet { updateObservation() }
+        didSet {
+            implementsSnapshot = nil
+            implementsDifference = nil
+            updateObservation()
+        }
     }
+    /// What the current delegate implements, learned the first time each form is offered.
+    private var implementsSnapshot: Bool?
+    private var implementsDifference: Bool?
 
     init(request: NSFetchRequest<NSFetchRequestResult>, context: NSManagedObjectContext, sectionNameKeyPath: String?) {
         self.request = request
@@ -146,8 +156,11 @@ final class FetchedResultsState {
             throw CoreDataError.make(.coreData, "An NSFetchedResultsController requires a fetch request with sort descriptors.")
         }
         let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
-        layout = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle)
+        let fetched = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle)
+        layout = fetched
         updateObservation()
+        // As on Apple platforms, a snapshot delegate receives the fetched state at once.
+        if let delegate, let owner { _ = offerSnapshot(of: fetched, reloading: [], to: delegate, controller: owner()) }
     }
 
     private func updateObservation() {
@@ -161,6 +174,27 @@ final class FetchedResultsState {
         observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { note in
             box.value.contextDidChange(note)
         }
+    }
+
+    /// Hands the delegate a snapshot if it implements the snapshot form; returns whether it does.
+    private func offerSnapshot(of layout: FetchedResultsLayout, reloading changed: Set<ObjectIdentifier>,
+                               to delegate: NSFetchedResultsControllerDelegate, controller: NSFetchedResultsController<NSFetchRequestResult>) -> Bool {
+        guard implementsSnapshot != false else { return false }
+        snapshotMethodIsDefault = false
+        delegate.controller(controller, didChangeContentWith: Self.snapshot(of: layout, reloading: changed))
+        implementsSnapshot = !snapshotMethodIsDefault
+        return implementsSnapshot == true
+    }
+
+    /// A snapshot of a layout: section names and object IDs, changed objects marked reloaded.
+    static func snapshot(of layout: FetchedResultsLayout, reloading changed: Set<ObjectIdentifier>) -> NSDiffableDataSourceSnapshot<String, NSManagedObjectID> {
+        var snapshot = NSDiffableDataSourceSnapshot<String, NSManagedObjectID>()
+        for section in layout.sections {
+            snapshot.appendSections([section.name])
+            snapshot.appendItems(section.members.map(\.objectID), toSection: section.name)
+        }
+        snapshot.reloadItems(layout.objects.filter { changed.contains(ObjectIdentifier($0)) }.map(\.objectID))
+        return snapshot
     }
 
     /// Applies a context change to the results and reports it to the delegate.
@@ -213,6 +247,15 @@ final class FetchedResultsState {
         self.layout = newLayout
         guard !changes.isEmpty else { return }
         let controller = owner()
+        // The snapshot and difference forms, when the delegate implements one, replace the rest.
+        if offerSnapshot(of: newLayout, reloading: changedIDs, to: delegate, controller: controller) { return }
+        if sectionNameKeyPath == nil, implementsDifference != false {
+            differenceMethodIsDefault = false
+            let difference = newLayout.objects.map(\.objectID).difference(from: layout.objects.map(\.objectID))
+            delegate.controller(controller, didChangeContentWith: difference)
+            implementsDifference = !differenceMethodIsDefault
+            if implementsDifference == true { return }
+        }
         delegate.controllerWillChangeContent(controller)
         for (index, section) in changes.deletedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .delete) }
         for (index, section) in changes.insertedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .insert) }

@@ -17,6 +17,14 @@ public protocol NSFetchedResultsControllerDelegate: AnyObject {
     func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>)
     /// The index title of a section (nil: the capitalized first letter of its name).
     func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String?
+    /// The whole new state as a snapshot: section names and object IDs, changed objects marked
+    /// reloaded. Implementing it replaces the per-change methods, as on Apple platforms.
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                    didChangeContentWith snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>)
+    /// The change as a `CollectionDifference` of object IDs (controllers without sections only).
+    /// Implementing it replaces the per-change methods, as on Apple platforms.
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                    didChangeContentWith diff: CollectionDifference<NSManagedObjectID>)
 }
 
 extension NSFetchedResultsControllerDelegate {
@@ -27,4 +35,12 @@ extension NSFetchedResultsControllerDelegate {
                            atSectionIndex sectionIndex: Int, for type: NSFetchedResultsChangeType) {}
     public func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) {}
     public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
+    public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                           didChangeContentWith snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>) {
+        controller.state.snapshotMethodIsDefault = true
+    }
+    public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                           didChangeContentWith diff: CollectionDifference<NSManagedObjectID>) {
+        controller.state.differenceMethodIsDefault = true
+    }
 }

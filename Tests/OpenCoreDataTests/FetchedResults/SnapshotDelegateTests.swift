@@ -1,0 +1,97 @@
+import Foundation
+import OpenCoreData
+import Testing
+import WorldCupKit
+
+/// A delegate that implements only the snapshot form.
+final class SnapshotDelegate: NSFetchedResultsControllerDelegate {
+    var snapshots: [NSDiffableDataSourceSnapshot<String, NSManagedObjectID>] = []
+    var otherCallbacks = 0
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChangeContentWith snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>) {
+        snapshots.append(snapshot)
+    }
+    func controllerWillChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) { otherCallbacks += 1 }
+    func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) { otherCallbacks += 1 }
+}
+
+/// A delegate that implements only the `CollectionDifference` form.
+final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
+    var differences: [CollectionDifference<NSManagedObjectID>] = []
+    var otherCallbacks = 0
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChangeContentWith diff: CollectionDifference<NSManagedObjectID>) {
+        differences.append(diff)
+    }
+    func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) { otherCallbacks += 1 }
+}
+
+@Suite struct SnapshotDelegateTests {
+    private func app() throws -> WorldCupApp {
+        let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
+        try app.importSeedIfNeeded()
+        return app
+    }
+
+    private func request(sorted: Bool = true) -> NSFetchRequest<Team> {
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [
+            NSSortDescriptor(key: "qualifyingZone", ascending: true),
+            NSSortDescriptor(key: "wins", ascending: false),
+            NSSortDescriptor(key: "teamName", ascending: true),
+        ]
+        return request
+    }
+
+    @Test func snapshotsReplaceTheOtherCallbacks() throws {
+        let app = try app()
+        let controller = NSFetchedResultsController(fetchRequest: request(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let delegate = SnapshotDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        #expect(delegate.snapshots.count == 1, "the fetched state is delivered at once")
+        #expect(delegate.snapshots[0].numberOfItems == 32)
+        #expect(delegate.snapshots[0].sectionIdentifiers == controller.sections?.map(\.name))
+        _ = try app.execute("win Uruguay")
+        #expect(delegate.snapshots.count == 2)
+        #expect(delegate.otherCallbacks == 0)
+        let snapshot = delegate.snapshots[1]
+        let uruguay = try #require(try app.team(named: "Uruguay"))
+        #expect(snapshot.itemIdentifiers(inSection: "South America").first == uruguay.objectID)
+        #expect(snapshot.reloadedItemIdentifiers == [uruguay.objectID], "changed objects are marked reloaded")
+        #expect(snapshot.itemIdentifiers == controller.fetchedObjects?.map(\.objectID))
+    }
+
+    @Test func differencesWithoutSections() throws {
+        let app = try app()
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [NSSortDescriptor(key: "wins", ascending: false), NSSortDescriptor(key: "teamName", ascending: true)]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: nil, cacheName: nil)
+        let delegate = DifferenceDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        let before = controller.fetchedObjects?.map(\.objectID) ?? []
+        _ = try app.execute("win Ghana")
+        _ = try app.execute("delete Japan")
+        #expect(delegate.differences.count == 2)
+        #expect(delegate.otherCallbacks == 0)
+        var applied = before
+        for difference in delegate.differences { applied = applied.applying(difference) ?? [] }
+        #expect(applied == controller.fetchedObjects?.map(\.objectID))
+    }
+
+    @Test func snapshotEditing() {
+        var snapshot = NSDiffableDataSourceSnapshot<String, Int>()
+        snapshot.appendSections(["a", "b"])
+        snapshot.appendItems([1, 2, 3], toSection: "a")
+        snapshot.appendItems([4])
+        snapshot.insertItems([9], afterItem: 1)
+        snapshot.moveItem(3, beforeItem: 1)
+        snapshot.deleteItems([2])
+        #expect(snapshot.itemIdentifiers(inSection: "a") == [3, 1, 9])
+        #expect(snapshot.itemIdentifiers(inSection: "b") == [4])
+        #expect(snapshot.sectionIdentifier(containingItem: 4) == "b")
+        #expect(snapshot.indexOfItem(4) == 3)
+        #expect(snapshot.numberOfItems == 4)
+        snapshot.deleteSections(["a"])
+        #expect(snapshot.itemIdentifiers == [4])
+    }
+}
