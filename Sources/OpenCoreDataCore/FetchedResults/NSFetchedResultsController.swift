@@ -213,9 +213,17 @@ final class FetchedResultsState {
             }
         }
         let deleted = objects(NSDeletedObjectsKey) + objects(NSInvalidatedObjectsKey)
-        let changed = objects(NSInsertedObjectsKey) + objects(NSUpdatedObjectsKey) + objects(NSRefreshedObjectsKey)
+        var changed = objects(NSInsertedObjectsKey) + objects(NSUpdatedObjectsKey) + objects(NSRefreshedObjectsKey)
+        // Beyond Apple: changes to related objects that the predicate, a sort key or the section key
+        // path reads through a to-one relationship.
+        // The objects pointing at such a changed object (found through the inverse relationship,
+        // loaded if needed) are re-judged like changed objects.
+        for object in relatedObjectsAffected(by: info) where !changed.contains(where: { $0 === object }) {
+            if request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity { changed.append(object) }
+        }
         guard !deleted.isEmpty || !changed.isEmpty else { return }
         let gone = Set(deleted.map { ObjectIdentifier($0) })
+        changed.removeAll { gone.contains(ObjectIdentifier($0)) }
         let changedIDs = Set(changed.map { ObjectIdentifier($0) })
         // Remove deleted and changed objects, then insert the changed ones that match, in order.
         var ordered = layout.objects.filter { !gone.contains(ObjectIdentifier($0)) && !changedIDs.contains(ObjectIdentifier($0)) }
@@ -243,6 +251,58 @@ final class FetchedResultsState {
             if request.fetchLimit > 0 { ordered = Array(ordered.prefix(request.fetchLimit)) }
         }
         guard let newLayout = try? FetchedResultsLayout(objects: ordered, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle) else { return }
+        report(from: layout, to: newLayout, changed: changedIDs, delegate: delegate, owner: owner)
+    }
+
+    /// The to-one relationships (first key path steps) the request's predicate, sorts and sections read through.
+    private lazy var readRelationships: [NSRelationshipDescription] = {
+        guard let model = context.persistentStoreCoordinator?.managedObjectModel, let entity = try? request.resolvedEntity(in: model) else { return [] }
+        var keyPaths = (request.sortDescriptors ?? []).compactMap(\.key)
+        if let sectionNameKeyPath { keyPaths.append(sectionNameKeyPath) }
+        func collect(_ predicate: NSPredicate?) {
+            if let compound = predicate as? NSCompoundPredicate { compound.predicates.forEach(collect) }
+            if let comparison = predicate as? NSComparisonPredicate {
+                for expression in [comparison.leftExpression, comparison.rightExpression] where expression.expressionType == .keyPath {
+                    keyPaths.append(expression.keyPath)
+                }
+            }
+        }
+        collect(request.predicate)
+        var result: [NSRelationshipDescription] = []
+        for keyPath in keyPaths {
+            let parts = keyPath.split(separator: ".")
+            guard parts.count > 1, let relationship = entity.frozenRelationshipsByName[String(parts[0])], !relationship.isToMany,
+                  !result.contains(where: { $0 === relationship }) else { continue }
+            result.append(relationship)
+        }
+        return result
+    }()
+
+    /// The objects of the results' entity whose related objects (through a relationship the
+    /// request reads) changed.
+    private func relatedObjectsAffected(by info: [AnyHashable: Any]) -> [NSManagedObject] {
+        guard !readRelationships.isEmpty else { return [] }
+        var changed: [NSManagedObject] = []
+        for key in [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSRefreshedObjectsKey] {
+            changed += (info[key] as? Set<NSManagedObject>) ?? []
+        }
+        var affected: [NSManagedObject] = []
+        for relationship in readRelationships {
+            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship else { continue }
+            for related in changed where related.entity.isKindOf(entity: destination) && !related.isDeleted {
+                if inverse.isToMany {
+                    affected += related.relationshipSet(for: inverse).members
+                } else if let source = related.toOneDestination(inverse) {
+                    affected.append(source)
+                }
+            }
+        }
+        return affected
+    }
+
+    /// Installs a new layout and reports the change to the delegate in the form it implements.
+    private func report(from layout: FetchedResultsLayout, to newLayout: FetchedResultsLayout, changed changedIDs: Set<ObjectIdentifier>,
+                        delegate: NSFetchedResultsControllerDelegate, owner: () -> NSFetchedResultsController<NSFetchRequestResult>) {
         let changes = FetchedResultsChanges(from: layout, to: newLayout, changed: changedIDs)
         self.layout = newLayout
         guard !changes.isEmpty else { return }
