@@ -12,7 +12,8 @@ struct FetchedResultsLayout {
 
     /// Splits ordered objects into sections by the section key path; throws 134060 when a section
     /// name comes back after another one (the sort does not group by section).
-    init(objects: [NSManagedObject], sectionNameKeyPath: String?, indexTitle: (String) -> String?) throws {
+    init(objects: [NSManagedObject], sectionNameKeyPath: String?, indexTitle: (String) -> String?,
+         knownNames: [ObjectKey: String] = [:]) throws {
         var sections: [FetchedResultsSection] = []
         var paths: [ObjectIdentifier: IndexPath] = [:]
         paths.reserveCapacity(objects.count)
@@ -25,7 +26,8 @@ struct FetchedResultsLayout {
         var seen: Set<String> = []
         var current: (name: String, members: [NSManagedObject])?
         for (index, object) in objects.enumerated() {
-            let name = Self.sectionName(of: object, keyPath: keyPath)
+            // Names read ahead (a batched fetch) avoid firing the object's fault.
+            let name = knownNames[object.objectID.key] ?? Self.sectionName(of: object, keyPath: keyPath)
             if current?.name != name {
                 if let finished = current {
                     sections.append(FetchedResultsSection(name: finished.name, indexTitle: indexTitle(finished.name), members: finished.members))

@@ -156,11 +156,34 @@ final class FetchedResultsState {
             throw CoreDataError.make(.coreData, "An NSFetchedResultsController requires a fetch request with sort descriptors.")
         }
         let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
-        let fetched = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle)
+        let fetched = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle,
+                                               knownNames: try sectionNamesForBatchedFetch())
         layout = fetched
         updateObservation()
         // As on Apple platforms, a snapshot delegate receives the fetched state at once.
         if let delegate, let owner { _ = offerSnapshot(of: fetched, reloading: [], to: delegate, controller: owner()) }
+    }
+
+    /// With a batch size, the section names come from one query of (ID, section key) pairs, so
+    /// computing sections does not load every row.
+    private func sectionNamesForBatchedFetch() throws -> [ObjectKey: String] {
+        guard request.fetchBatchSize > 0, let keyPath = sectionNameKeyPath else { return [:] }
+        let names = NSFetchRequest<NSFetchRequestResult>()
+        names.entity = try request.resolvedEntity(in: context.persistentStoreCoordinator!.managedObjectModel)
+        names.predicate = request.predicate
+        names.includesSubentities = request.includesSubentities
+        names.resultType = .dictionaryResultType
+        names.propertiesToFetch = ["self", keyPath]
+        var result: [ObjectKey: String] = [:]
+        for case let row as NSDictionary in try context.fetch(names) {
+            guard let id = row["self"] as? NSManagedObjectID else { continue }
+            switch row[keyPath] {
+            case nil, is NSNull: result[id.key] = ""
+            case let string as String: result[id.key] = string
+            case let value?: result[id.key] = "\(value)"
+            }
+        }
+        return result
     }
 
     private func updateObservation() {
@@ -246,9 +269,10 @@ final class FetchedResultsState {
             ordered.insert(object, at: low)
         }
         if request.fetchOffset > 0 || request.fetchLimit > 0 {
-            let start = min(request.fetchOffset, ordered.count)
-            ordered = Array(ordered[start...])
-            if request.fetchLimit > 0 { ordered = Array(ordered.prefix(request.fetchLimit)) }
+            // Beyond Apple: the limit and offset hold while tracking. Objects outside the window
+            // can enter it, so the window is fetched again (with the context's pending changes).
+            guard let window = try? context.fetch(request.asObjectRequest()).compactMap({ $0 as? NSManagedObject }) else { return }
+            ordered = window
         }
         guard let newLayout = try? FetchedResultsLayout(objects: ordered, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle) else { return }
         report(from: layout, to: newLayout, changed: changedIDs, delegate: delegate, owner: owner)

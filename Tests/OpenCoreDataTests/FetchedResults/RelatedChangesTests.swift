@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+@testable import OpenCoreDataCore
 import Testing
 
 /// Beyond Apple: renaming a department updates a controller whose sections, sort or predicate
@@ -68,5 +69,65 @@ import Testing
         #expect(controller.fetchedObjects?.compactMap { $0.value(forKey: "name") as? String } == ["M0", "M1", "M2"])
         #expect(table.failures.isEmpty, "\(table.failures)")
         #expect(table.sections.first?.rows.map(\.objectID) == controller.fetchedObjects?.map(\.objectID))
+    }
+}
+
+/// Beyond Apple: `fetchLimit` holds while tracking; objects past the limit move up.
+@Suite struct FetchLimitTrackingTests {
+    @Test func theWindowStaysFull() throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        for index in 0..<10 {
+            NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context).setValue(String(format: "E%02d", index), forKey: "name")
+        }
+        try context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        request.fetchLimit = 3
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+        let table = TestTableView()
+        controller.delegate = table
+        try controller.performFetch()
+        table.reload(from: controller)
+        let names = { controller.fetchedObjects?.compactMap { $0.value(forKey: "name") as? String } }
+        #expect(names() == ["E00", "E01", "E02"])
+        let first = try #require(controller.fetchedObjects?.first)
+        context.delete(first)
+        try context.save()
+        #expect(names() == ["E01", "E02", "E03"], "E03 moves up into the window")
+        NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context).setValue("A", forKey: "name")
+        try context.save()
+        #expect(names() == ["A", "E01", "E02"], "the window never grows past the limit")
+        #expect(table.failures.isEmpty, "\(table.failures)")
+        #expect(table.sections.first?.rows.map(\.objectID) == controller.fetchedObjects?.map(\.objectID))
+    }
+}
+
+/// The Failed Banks list sorted by closing date with a batch size of 20: the controller's fetch
+/// reads IDs (and, with sections, the section names) and rows load twenty at a time.
+@Suite struct BatchedControllerTests {
+    @Test func failedBanksLoadTwentyAtATime() throws {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("FailedBanksCD.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("failedbanks", "FailedBanksCD"), url: url)
+        let context = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo")
+        request.sortDescriptors = [NSSortDescriptor(key: "state", ascending: true), NSSortDescriptor(key: "details.closeDate", ascending: false), NSSortDescriptor(key: "name", ascending: true)]
+        request.fetchBatchSize = 20
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "state", cacheName: nil)
+        let (_, fetchLog) = try SQLDebugLog.capturing { try controller.performFetch() }
+        let statements = fetchLog.filter { $0.hasPrefix("sql: ") }
+        #expect(statements.count == 2, "the IDs and the section names, no rows: \(statements)")
+        #expect((controller.fetchedObjects ?? []).allSatisfy { $0.isFault })
+        #expect(controller.fetchedObjects?.count == 233)
+        #expect((controller.sections?.count ?? 0) > 20)
+        let (_, readLog) = SQLDebugLog.capturing { _ = controller.object(at: IndexPath(row: 0, section: 0)).value(forKey: "name") }
+        #expect(readLog.contains { $0.hasSuffix("for 20 rows.") }, "\(readLog)")
+        let plain = NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo")
+        plain.sortDescriptors = request.sortDescriptors
+        let expected = try TestSupport.context(coordinator).fetch(plain).map { $0.value(forKey: "state") as? String ?? "" }
+        var runs: [String] = []
+        for state in expected where runs.last != state { runs.append(state) }
+        #expect(controller.sections?.map(\.name) == runs)
     }
 }
