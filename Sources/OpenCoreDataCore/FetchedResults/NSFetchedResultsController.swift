@@ -111,6 +111,19 @@ open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
 
     /// Deletes an on-disk cache (nil: all). Caches are not written yet, so this does nothing.
     public class func deleteCache(withName name: String?) {}
+
+    /// Beyond Apple: the controller's changes as an `AsyncSequence`. Each element holds the new
+    /// state as a snapshot and the difference of the ordered object IDs; the first element is the
+    /// current state (once fetched). Tracking runs while a stream is alive, with or without a delegate.
+    public var updates: AsyncStream<FetchedResultsUpdate> { state.updates() }
+}
+
+/// One change of a fetched results controller's results, for Swift concurrency.
+public struct FetchedResultsUpdate: Sendable {
+    /// The results after the change: section names and object IDs, changed objects marked reloaded.
+    public let snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>
+    /// How the ordered object IDs changed.
+    public let difference: CollectionDifference<NSManagedObjectID>
 }
 
 /// What a controller and its delegate-facing proxy share.
@@ -160,6 +173,7 @@ final class FetchedResultsState {
                                                knownNames: try sectionNamesForBatchedFetch())
         layout = fetched
         updateObservation()
+        publish(FetchedResultsUpdate(snapshot: Self.snapshot(of: fetched, reloading: []), difference: fetched.objects.map(\.objectID).difference(from: [])))
         // As on Apple platforms, a snapshot delegate receives the fetched state at once.
         if let delegate, let owner { _ = offerSnapshot(of: fetched, reloading: [], to: delegate, controller: owner()) }
     }
@@ -187,7 +201,7 @@ final class FetchedResultsState {
     }
 
     private func updateObservation() {
-        if delegate == nil || layout == nil {
+        if (delegate == nil && streams.withLock({ $0.isEmpty })) || layout == nil {
             if let observer { NotificationCenter.default.removeObserver(observer) }
             observer = nil
             return
@@ -197,6 +211,31 @@ final class FetchedResultsState {
         observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { note in
             box.value.contextDidChange(note)
         }
+    }
+
+    // MARK: AsyncSequence of updates
+
+    let streams = LockedValue<[UUID: AsyncStream<FetchedResultsUpdate>.Continuation]>([:])
+
+    /// A stream of updates; it starts with the current state when the results are fetched.
+    func updates() -> AsyncStream<FetchedResultsUpdate> {
+        let (stream, continuation) = AsyncStream<FetchedResultsUpdate>.makeStream(bufferingPolicy: .unbounded)
+        let token = UUID()
+        streams.withLock { $0[token] = continuation }
+        let box = UncheckedSendable(self)
+        continuation.onTermination = { _ in
+            box.value.streams.withLock { _ = $0.removeValue(forKey: token) }
+        }
+        if let layout {
+            let ids = layout.objects.map(\.objectID)
+            continuation.yield(FetchedResultsUpdate(snapshot: Self.snapshot(of: layout, reloading: []), difference: ids.difference(from: [])))
+        }
+        updateObservation()
+        return stream
+    }
+
+    private func publish(_ update: FetchedResultsUpdate) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(update) }
     }
 
     /// Hands the delegate a snapshot if it implements the snapshot form; returns whether it does.
@@ -222,7 +261,7 @@ final class FetchedResultsState {
 
     /// Applies a context change to the results and reports it to the delegate.
     private func contextDidChange(_ note: Notification) {
-        guard let layout, let delegate, let owner else { return }
+        guard let layout, let owner, delegate != nil || !streams.withLock({ $0.isEmpty }) else { return }
         let info = note.userInfo ?? [:]
         if info[NSInvalidatedAllObjectsKey] != nil {
             // After reset(), a new performFetch is needed (as in Core Data).
@@ -275,7 +314,7 @@ final class FetchedResultsState {
             ordered = window
         }
         guard let newLayout = try? FetchedResultsLayout(objects: ordered, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle) else { return }
-        report(from: layout, to: newLayout, changed: changedIDs, delegate: delegate, owner: owner)
+        report(from: layout, to: newLayout, changed: changedIDs, owner: owner)
     }
 
     /// The to-one relationships (first key path steps) the request's predicate, sorts and sections read through.
@@ -326,10 +365,14 @@ final class FetchedResultsState {
 
     /// Installs a new layout and reports the change to the delegate in the form it implements.
     private func report(from layout: FetchedResultsLayout, to newLayout: FetchedResultsLayout, changed changedIDs: Set<ObjectIdentifier>,
-                        delegate: NSFetchedResultsControllerDelegate, owner: () -> NSFetchedResultsController<NSFetchRequestResult>) {
+                        owner: () -> NSFetchedResultsController<NSFetchRequestResult>) {
         let changes = FetchedResultsChanges(from: layout, to: newLayout, changed: changedIDs)
         self.layout = newLayout
         guard !changes.isEmpty else { return }
+        publish(FetchedResultsUpdate(
+            snapshot: Self.snapshot(of: newLayout, reloading: changedIDs),
+            difference: newLayout.objects.map(\.objectID).difference(from: layout.objects.map(\.objectID))))
+        guard let delegate else { return }
         let controller = owner()
         // The snapshot and difference forms, when the delegate implements one, replace the rest.
         if offerSnapshot(of: newLayout, reloading: changedIDs, to: delegate, controller: controller) { return }

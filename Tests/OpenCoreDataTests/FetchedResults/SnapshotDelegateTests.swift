@@ -95,3 +95,24 @@ final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
         #expect(snapshot.itemIdentifiers == [4])
     }
 }
+
+/// Beyond Apple: the controller's changes as an `AsyncSequence`.
+@Suite struct UpdateStreamTests {
+    @Test func updatesStreamSnapshotsAndDifferences() async throws {
+        let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
+        try app.importSeedIfNeeded()
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [NSSortDescriptor(key: "wins", ascending: false), NSSortDescriptor(key: "teamName", ascending: true)]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        var iterator = controller.updates.makeAsyncIterator()
+        let initial = try #require(await iterator.next())
+        #expect(initial.snapshot.numberOfItems == 32)
+        _ = try app.execute("win Ghana")
+        let update = try #require(await iterator.next())
+        let ghana = try #require(try app.team(named: "Ghana"))
+        #expect(update.snapshot.itemIdentifiers.first == ghana.objectID)
+        #expect(initial.snapshot.itemIdentifiers.applying(update.difference) == update.snapshot.itemIdentifiers)
+        #expect(controller.delegate == nil, "tracking runs for the stream alone")
+    }
+}
