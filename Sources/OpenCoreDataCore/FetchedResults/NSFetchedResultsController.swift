@@ -32,6 +32,7 @@ open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
         self.sectionNameKeyPath = sectionNameKeyPath
         self.cacheName = name
         self.state = FetchedResultsState(request: fetchRequest.erased, context: context, sectionNameKeyPath: sectionNameKeyPath)
+        state.cache = name.map { FetchedResultsCache(name: $0) }
         state.owner = { [unowned self] in self.erased }
     }
 
@@ -109,8 +110,14 @@ open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
         state.indexTitle(for: sectionName)
     }
 
-    /// Deletes an on-disk cache (nil: all). Caches are not written yet, so this does nothing.
-    public class func deleteCache(withName name: String?) {}
+    /// Deletes an on-disk cache by name (nil: all of them).
+    public class func deleteCache(withName name: String?) {
+        if let name {
+            FetchedResultsCache(name: name).delete()
+        } else {
+            try? FileManager.default.removeItem(at: FetchedResultsCache.directory)
+        }
+    }
 
     /// Beyond Apple: the controller's changes as an `AsyncSequence`. Each element holds the new
     /// state as a snapshot and the difference of the ordered object IDs; the first element is the
@@ -132,6 +139,8 @@ final class FetchedResultsState {
     let context: NSManagedObjectContext
     let sectionNameKeyPath: String?
     var layout: FetchedResultsLayout?
+    /// The on-disk cache, when the controller has a cache name.
+    var cache: FetchedResultsCache?
     var owner: (() -> NSFetchedResultsController<NSFetchRequestResult>)?
     /// Set by the protocol's default implementations: the delegate does not implement that method.
     var snapshotMethodIsDefault = false
@@ -168,14 +177,33 @@ final class FetchedResultsState {
         guard let sorts = request.sortDescriptors, !sorts.isEmpty else {
             throw CoreDataError.make(.coreData, "An NSFetchedResultsController requires a fetch request with sort descriptors.")
         }
-        let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
-        let fetched = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle,
-                                               knownNames: try sectionNamesForBatchedFetch())
+        let fetched = try fetchLayout()
         layout = fetched
         updateObservation()
         publish(FetchedResultsUpdate(snapshot: Self.snapshot(of: fetched, reloading: []), difference: fetched.objects.map(\.objectID).difference(from: [])))
         // As on Apple platforms, a snapshot delegate receives the fetched state at once.
         if let delegate, let owner { _ = offerSnapshot(of: fetched, reloading: [], to: delegate, controller: owner()) }
+    }
+
+    /// The results from a valid cache, or from a fetch (which then refreshes the cache).
+    private func fetchLayout() throws -> FetchedResultsLayout {
+        guard let cache, let coordinator = context.persistentStoreCoordinator, !context.hasChanges else {
+            let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
+            return try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: try sectionNamesForBatchedFetch())
+        }
+        let fingerprint = FetchedResultsCache.fingerprint(request, sectionNameKeyPath: sectionNameKeyPath)
+        let stores = coordinator.persistentStores
+        let token = FetchedResultsCache.storeToken(stores)
+        if let cached = try cache.load(fingerprint: fingerprint, token: token, model: coordinator.managedObjectModel, stores: stores) {
+            let objects = cached.ids.map { context.object(with: $0) }
+            let names = Dictionary(zip(cached.ids.map(\.key), cached.names), uniquingKeysWith: { first, _ in first })
+            return try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: names)
+        }
+        let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
+        let layout = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: try sectionNamesForBatchedFetch())
+        let names = layout.sections.flatMap { section in Array(repeating: section.name, count: section.members.count) }
+        cache.save(objects: layout.objects, names: names, fingerprint: fingerprint, token: token, stores: stores)
+        return layout
     }
 
     /// With a batch size, the section names come from one query of (ID, section key) pairs, so
@@ -369,6 +397,7 @@ final class FetchedResultsState {
         let changes = FetchedResultsChanges(from: layout, to: newLayout, changed: changedIDs)
         self.layout = newLayout
         guard !changes.isEmpty else { return }
+        cache?.delete()
         publish(FetchedResultsUpdate(
             snapshot: Self.snapshot(of: newLayout, reloading: changedIDs),
             difference: newLayout.objects.map(\.objectID).difference(from: layout.objects.map(\.objectID))))

@@ -128,6 +128,14 @@ open class NSPersistentStore: @unchecked Sendable {
     /// Reserves primary keys for new objects of an entity.
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
 
+    /// A token that changes whenever the store's content changes (for caches of results).
+    func changeToken() -> String {
+        guard let path = url?.path, type != NSInMemoryStoreType else { return "\(identifier ?? "")-memory-\(UUID())" }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let date = (attributes?[.modificationDate] as? Date)?.timeIntervalSinceReferenceDate ?? 0
+        return "\(identifier ?? "")-\(date)-\((attributes?[.size] as? Int) ?? 0)"
+    }
+
     /// A permanent ID in this store.
     @inline(__always)
     final func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {

@@ -80,9 +80,11 @@ extension SQLiteStore {
                 ? "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK IN (\(selectSQL))"
                 : "UPDATE \(mapping.tableName) AS t0 SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1\(builder.whereClause)"
             try db.execute(sql: sql, arguments: StatementArguments(setArguments + selectArguments))
+            let updatedCount = db.changesCount
+            try bumpGeneration(db)
             switch request.resultType {
             case .statusOnlyResultType: result = true
-            case .updatedObjectsCountResultType: result = db.changesCount
+            case .updatedObjectsCountResultType: result = updatedCount
             case .updatedObjectIDsResultType: result = try objectIDs(for: ids, in: mapping, db)
             }
             SQLDebugLog.statement(sql, rows: db.changesCount, start: start, isFetch: false)
@@ -110,6 +112,7 @@ extension SQLiteStore {
                 let sql = "DELETE FROM \(mapping.tableName) AS t0\(builder.whereClause)"
                 try db.execute(sql: sql, arguments: StatementArguments(selectArguments))
                 result = request.resultType == .resultTypeCount ? db.changesCount : true
+                try bumpGeneration(db)
                 SQLDebugLog.statement(sql, rows: db.changesCount, start: start, isFetch: false)
                 return
             }
@@ -144,6 +147,7 @@ extension SQLiteStore {
                 }
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
+            try bumpGeneration(db)
             switch request.resultType {
             case .resultTypeStatusOnly: result = true
             case .resultTypeCount: result = deleted
@@ -168,6 +172,7 @@ extension SQLiteStore {
                 try insert(SaveRecord(objectID: id, entity: entity, values: values, toMany: [:], version: 0), pk: key, db, { $0.primaryKey })
                 inserted.append(id)
             }
+            try bumpGeneration(db)
         }
         SQLDebugLog.save(inserted: inserted.count, updated: 0, deleted: 0, start: start)
         switch request.resultType {

@@ -12,7 +12,6 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private var database: DatabaseQueue!
     private(set) var schema: SQLiteSchema!
-    private var metadataChanged = false
 
     static let sqliteHeader = Array("SQLite format 3\0".utf8)
 
@@ -197,6 +196,25 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The metadata key of the store's change counter, bumped by every save and batch request.
+    static let generationKey = "OpenCoreDataGeneration"
+
+    /// Counts one more change of the store's content (recorded in Z_METADATA, in the transaction).
+    func bumpGeneration(_ db: Database) throws {
+        metadata[Self.generationKey] = ((metadata[Self.generationKey] as? Int) ?? 0) + 1
+        try writeMetadata(db)
+    }
+
+    /// The store's change counter as written in the file (other processes may have changed it).
+    override func changeToken() -> String {
+        let generation = (try? read { db -> Int? in
+            guard let data = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
+                  let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else { return nil }
+            return plist[Self.generationKey] as? Int
+        }) ?? nil
+        return "\(identifier ?? "")-g\(generation ?? 0)"
+    }
+
     private func writeMetadata(_ db: Database) throws {
         let plist = try PropertyListSerialization.data(fromPropertyList: metadata as Any, format: .binary, options: 0)
         try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
@@ -214,10 +232,6 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
         if let result = try runBatch(request, entity: entity) { return result }
         return try super.executeBatch(request, entity: entity)
-    }
-
-    override func metadataDidChange() {
-        metadataChanged = true
     }
 
     override func close() {
@@ -608,7 +622,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for record in changes.inserted { try insert(record, pk: (mapping[record.objectID.key] ?? record.objectID).primaryKey, db, primaryKey) }
             for record in changes.updated { try update(record, db, primaryKey) }
             for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
-            if metadataChanged { try writeMetadata(db); metadataChanged = false }
+            try bumpGeneration(db)
         }
         SQLDebugLog.save(inserted: changes.inserted.count, updated: changes.updated.count, deleted: changes.deleted.count, start: start)
         return mapping

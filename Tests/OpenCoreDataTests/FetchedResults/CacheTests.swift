@@ -1,0 +1,60 @@
+import Foundation
+import OpenCoreData
+@testable import OpenCoreDataCore
+import Testing
+import WorldCupKit
+
+/// `cacheName`: a relaunch on unchanged data reads the results from the cache instead of the store.
+@Suite struct CacheTests {
+    private func request() -> NSFetchRequest<Team> {
+        let request = NSFetchRequest<Team>(entityName: "Team")
+        request.sortDescriptors = [
+            NSSortDescriptor(key: "qualifyingZone", ascending: true),
+            NSSortDescriptor(key: "wins", ascending: false),
+            NSSortDescriptor(key: "teamName", ascending: true),
+        ]
+        return request
+    }
+
+    @Test func relaunchUsesTheCacheUntilTheStoreChanges() throws {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite")
+        let cacheName = "worldcup-\(UUID().uuidString)"
+        defer { NSFetchedResultsController<Team>.deleteCache(withName: cacheName) }
+        var firstNames: [[String]] = []
+        do {
+            let app = try WorldCupApp(storeURL: url)
+            try app.importSeedIfNeeded()
+            let controller = NSFetchedResultsController(fetchRequest: request(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: cacheName)
+            try controller.performFetch()
+            firstNames = controller.sections?.map { ($0.objects ?? []).compactMap { ($0 as? Team)?.teamName } } ?? []
+            #expect(FileManager.default.fileExists(atPath: FetchedResultsCache(name: cacheName).url.path))
+        }
+        // "Relaunch": a new stack over the same file.
+        do {
+            let app = try WorldCupApp(storeURL: url)
+            let controller = NSFetchedResultsController(fetchRequest: request(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: cacheName)
+            let (_, log) = try SQLDebugLog.capturing { try controller.performFetch() }
+            #expect(log.filter { $0.hasPrefix("sql: ") }.isEmpty, "served from the cache: \(log)")
+            #expect(controller.sections?.map { ($0.objects ?? []).compactMap { ($0 as? Team)?.teamName } } == firstNames)
+            _ = try app.execute("win Ghana")
+        }
+        // The store changed: the cache is stale and the fetch runs again.
+        do {
+            let app = try WorldCupApp(storeURL: url)
+            let controller = NSFetchedResultsController(fetchRequest: request(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: cacheName)
+            let (_, log) = try SQLDebugLog.capturing { try controller.performFetch() }
+            #expect(!log.filter { $0.hasPrefix("sql: ") }.isEmpty)
+            let africa = try #require(controller.sections?.first { $0.name == "Africa" })
+            #expect((africa.objects?.first as? Team)?.teamName == "Ghana")
+            // Another request under the same name is an error until the cache is deleted.
+            let other = request()
+            other.predicate = NSPredicate(format: "wins > 0")
+            let mutated = NSFetchedResultsController(fetchRequest: other, managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: cacheName)
+            let error = try #require(throws: NSError.self) { try mutated.performFetch() }
+            #expect(error.localizedDescription.contains(cacheName))
+            NSFetchedResultsController<Team>.deleteCache(withName: cacheName)
+            try mutated.performFetch()
+            #expect(mutated.fetchedObjects?.count == 1)
+        }
+    }
+}
