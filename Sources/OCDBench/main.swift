@@ -269,6 +269,89 @@ func batchDeleteOpenCoreData(_ url: URL) throws -> Int64 {
     }
 }
 
+// MARK: Fetched results controller workloads
+
+/// Items with a section column: Item (name, score, category) over the query store.
+func controllerRequest() -> NSFetchRequest<NSManagedObject> {
+    let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+    request.sortDescriptors = [NSSortDescriptor(key: "category", ascending: true), NSSortDescriptor(key: "score", ascending: false)]
+    request.fetchBatchSize = 20
+    return request
+}
+
+func controllerRaw(_ url: URL) throws -> Int64 {
+    var db: OpaquePointer?
+    sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil)
+    defer { sqlite3_close(db) }
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(db, "SELECT Z_PK, ZCATEGORY FROM ZITEM ORDER BY ZCATEGORY ASC, ZSCORE DESC", -1, &statement, nil)
+    defer { sqlite3_finalize(statement) }
+    var ids: [Int64] = []
+    var sections = 0
+    var last: Int64 = -1
+    while sqlite3_step(statement) == SQLITE_ROW {
+        ids.append(sqlite3_column_int64(statement, 0))
+        let category = sqlite3_column_int64(statement, 1)
+        if category != last { sections += 1; last = category }
+    }
+    return Int64(ids.count &+ sections)
+}
+
+func controllerOpenCoreData(_ url: URL, cacheName: String?) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let controller = NSFetchedResultsController(fetchRequest: controllerRequest(), managedObjectContext: context, sectionNameKeyPath: "category", cacheName: cacheName)
+        try controller.performFetch()
+        return Int64((controller.fetchedObjects?.count ?? 0) &+ (controller.sections?.count ?? 0))
+    }
+}
+
+/// Counts delegate callbacks.
+final class CountingDelegate: NSFetchedResultsControllerDelegate {
+    var changes = 0
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChange anObject: Any, at indexPath: IndexPath?,
+                    for type: NSFetchedResultsChangeType, newIndexPath: IndexPath?) { changes += 1 }
+}
+
+/// Times the delivery of one saved change to a controller over all rows (the clock covers only the save).
+func controllerChangeOpenCoreData(_ url: URL, changes: Int) throws -> (Double, Int64) {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = controllerRequest()
+        request.fetchBatchSize = 0
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "category", cacheName: nil)
+        let delegate = CountingDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        let objects = controller.fetchedObjects ?? []
+        for index in 0..<changes { objects[(index &* 7919) % objects.count].setValue(Double(index % 100), forKey: "score") }
+        let begin = now()
+        try context.save()
+        return (now() - begin, Int64(delegate.changes))
+    }
+}
+
+/// The alternative: refetch everything and diff the ordered IDs with `difference(from:)`.
+func controllerChangeRefetchAndDiff(_ url: URL, changes: Int) throws -> (Double, Int64) {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+        request.resultType = .managedObjectIDResultType
+        request.sortDescriptors = controllerRequest().sortDescriptors
+        let before = try context.fetch(request)
+        let objects = before.prefix(changes &* 7919 + 1)
+        for index in 0..<changes { context.object(with: objects[(index &* 7919) % objects.count]).setValue(Double(index % 100), forKey: "score") }
+        let begin = now()
+        try context.save()
+        let after = try context.fetch(request)
+        let difference = after.difference(from: before)
+        return (now() - begin, Int64(difference.count))
+    }
+}
+
 // MARK: Child-process runner
 
 struct Measurement {
@@ -304,6 +387,18 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "query-ocd": checksum = try queryOpenCoreData(directory.appendingPathComponent("query.sqlite"))
     case "aggregate-raw": checksum = try aggregateRaw(directory.appendingPathComponent("query.sqlite"))
     case "aggregate-ocd": checksum = try aggregateOpenCoreData(directory.appendingPathComponent("query.sqlite"))
+    case "frc-raw": checksum = try controllerRaw(directory.appendingPathComponent("query.sqlite"))
+    case "frc-ocd": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: nil)
+    case "frc-cache-warm": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
+    case "frc-cached": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
+    case "frc-change-ocd", "frc-change-diff", "frc-changes-ocd", "frc-changes-diff":
+        let copy = directory.appendingPathComponent("\(mode).sqlite")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
+        let count = mode.hasPrefix("frc-changes") ? 10_000 : 1
+        let (seconds, result) = mode.hasSuffix("ocd") ? try controllerChangeOpenCoreData(copy, changes: count) : try controllerChangeRefetchAndDiff(copy, changes: count)
+        try "\(seconds) \(result > 0 ? 1 : 0)".write(toFile: output, atomically: true, encoding: .utf8)
+        return
     case "update-raw", "update-ocd", "delete-raw", "delete-ocd":
         // Each run works on a fresh copy of the query store, made before the clock starts.
         let copy = directory.appendingPathComponent("\(mode).sqlite")
@@ -372,7 +467,7 @@ func report(_ title: String, baseline: (String, String), contenders: [(String, S
     for (name, mode) in contenders {
         let result = try median(mode, rows: rows, directory: directory)
         let ratio = result.seconds / base.seconds
-        let verdict = mode.hasSuffix("ocd") ? (ratio <= target ? "  (target <= \(target)x: met)" : "  (target <= \(target)x: NOT met)") : ""
+        let verdict = mode.contains("ocd") || mode.hasSuffix("cached") ? (ratio <= target ? "  (target <= \(target)x: met)" : "  (target <= \(target)x: NOT met)") : ""
         let check = result.checksum == base.checksum ? "" : "  CHECKSUM MISMATCH"
         print("  \(name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(String(format: "%8.1f ms", result.seconds * 1000)) \(String(format: "%6.2fx", ratio))   peak \(result.peakKiB / 1024) MiB\(verdict)\(check)")
     }
@@ -391,6 +486,16 @@ if !skipQueries {
                contenders: [("OpenCoreData fetch", "query-ocd")], target: 1.3, rows: queryRows, directory: directory)
     try report("grouped aggregate (COUNT, SUM by category)", baseline: ("hand-written SQL", "aggregate-raw"),
                contenders: [("OpenCoreData dictionary fetch", "aggregate-ocd")], target: 1.3, rows: queryRows, directory: directory)
+    try report("fetched results controller: performFetch, batch size 20, sections by category", baseline: ("raw query of IDs + section column", "frc-raw"),
+               contenders: [("OpenCoreData performFetch", "frc-ocd")], target: 1.3, rows: queryRows, directory: directory)
+    _ = try measure("frc-cache-warm", rows: queryRows, directory: directory)
+    try report("fetched results controller: relaunch with a valid cache", baseline: ("performFetch without cache", "frc-ocd"),
+               contenders: [("OpenCoreData performFetch from cache", "frc-cached")], target: 0.2, rows: queryRows, directory: directory)
+    try report("fetched results controller: one saved change delivered", baseline: ("refetch everything + difference(from:)", "frc-change-diff"),
+               contenders: [("OpenCoreData controller callbacks", "frc-change-ocd")], target: 1.0, rows: queryRows, directory: directory)
+    try report("fetched results controller: 10,000 changes in one save", baseline: ("refetch everything + difference(from:)", "frc-changes-diff"),
+               contenders: [("OpenCoreData controller callbacks", "frc-changes-ocd")], target: 1.0, rows: queryRows, directory: directory)
+    NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-bench-\(getpid())")
     try report("NSBatchUpdateRequest (half the rows)", baseline: ("raw UPDATE", "update-raw"),
                contenders: [("OpenCoreData batch update", "update-ocd")], target: 1.2, rows: queryRows, directory: directory)
     try report("NSBatchDeleteRequest (half the rows)", baseline: ("raw DELETE", "delete-raw"),
