@@ -14,8 +14,14 @@ public enum CoreDataLog {
     /// environment variable `OPENCOREDATA_SQL_DEBUG=1`.
     public static var sqlDebugLevel: Int {
         get { sqlDebugState.withLock { $0 } }
-        set { sqlDebugState.withLock { $0 = newValue } }
+        set {
+            sqlDebugState.withLock { $0 = newValue }
+            sqlDebugEnabled = newValue > 0
+        }
     }
+
+    /// `sqlDebugLevel > 0`, readable without a lock on hot paths.
+    nonisolated(unsafe) static var sqlDebugEnabled: Bool = initialSQLDebugLevel() > 0
 
     private static let sqlDebugState = LockedValue<Int>(initialSQLDebugLevel())
 

@@ -114,7 +114,9 @@ import Testing
         for index in 0..<10 {
             NSEntityDescription.insertNewObject(forEntityName: "Team", into: context).setValue("T\(index)", forKey: "title")
         }
-        try context.save()
+        let (_, saveLog) = try SQLDebugLog.capturing { try context.save() }
+        #expect(saveLog.filter { $0.hasPrefix("sql: INSERT INTO ZTEAM") }.count == 10, "every statement of a save is logged")
+        #expect(saveLog.contains { $0.hasPrefix("total save execution time:") })
         let update = NSBatchUpdateRequest(entityName: "Team")
         update.predicate = NSPredicate(format: "title IN %@", ["T1", "T2", "T3"])
         update.propertiesToUpdate = ["title": "renamed"]

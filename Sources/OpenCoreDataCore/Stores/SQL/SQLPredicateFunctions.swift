@@ -79,7 +79,15 @@ enum SQLDebugLog {
     static func capturing<T>(_ body: () throws -> T) rethrows -> (T, [String]) {
         let box = CaptureBox()
         Thread.current.threadDictionary[captureKey] = box
-        defer { Thread.current.threadDictionary[captureKey] = nil }
+        activeCaptures.withLock { $0 += 1 }
+        captureMayBeActive = true
+        defer {
+            Thread.current.threadDictionary[captureKey] = nil
+            activeCaptures.withLock { count in
+                count -= 1
+                captureMayBeActive = count > 0
+            }
+        }
         let result = try body()
         return (result, box.lines)
     }
@@ -88,14 +96,21 @@ enum SQLDebugLog {
         var lines: [String] = []
     }
 
-    private static var capture: CaptureBox? { Thread.current.threadDictionary[captureKey] as? CaptureBox }
+    private static let activeCaptures = LockedValue(0)
+    /// A cheap hint read on hot paths; the thread's own capture box is what counts.
+    nonisolated(unsafe) private static var captureMayBeActive = false
+
+    private static var capture: CaptureBox? {
+        captureMayBeActive ? Thread.current.threadDictionary[captureKey] as? CaptureBox : nil
+    }
 
     private static func emit(_ line: String) {
         if let capture { capture.lines.append(line) }
         if CoreDataLog.sqlDebugLevel > 0 { CoreDataLog.sqlLogger.info("\(line)") }
     }
 
-    private static var enabled: Bool { CoreDataLog.sqlDebugLevel > 0 || capture != nil }
+    /// Whether statements are logged: checked before any text is built.
+    static var enabled: Bool { CoreDataLog.sqlDebugEnabled || capture != nil }
 
     static func statement(_ sql: String, rows: Int, start: UInt64, isFetch: Bool = true) {
         guard enabled else { return }

@@ -679,6 +679,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Steps a bound statement once, resetting it afterwards; throws SQLite's error.
     private func run(_ handle: OpaquePointer, _ db: Database, sql: String) throws {
+        if SQLDebugLog.enabled { SQLDebugLog.statement(sql, rows: 1, start: DispatchTime.now().uptimeNanoseconds, isFetch: false) }
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
