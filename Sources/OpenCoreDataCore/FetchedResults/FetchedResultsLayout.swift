@@ -24,25 +24,27 @@ struct FetchedResultsLayout {
             return
         }
         var seen: Set<String> = []
-        var current: (name: String, members: [NSManagedObject])?
+        var currentName: String?
+        var currentMembers: [NSManagedObject] = []
         for (index, object) in objects.enumerated() {
             // Names read ahead (a batched fetch) avoid firing the object's fault.
             let name = knownNames[object.objectID.key] ?? Self.sectionName(of: object, keyPath: keyPath)
-            if current?.name != name {
-                if let finished = current {
-                    sections.append(FetchedResultsSection(name: finished.name, indexTitle: indexTitle(finished.name), members: finished.members))
+            if currentName != name {
+                if let finished = currentName {
+                    sections.append(FetchedResultsSection(name: finished, indexTitle: indexTitle(finished), members: currentMembers))
+                    currentMembers = []
                 }
                 guard seen.insert(name).inserted else {
                     throw CoreDataError.make(.coreData, "The fetched object at index \(index) has an out of order section name '\(name)'. Objects must be sorted by section name.",
                                              userInfo: ["index": index, "sectionName": name])
                 }
-                current = (name, [])
+                currentName = name
             }
-            paths[ObjectIdentifier(object)] = IndexPath(row: current!.members.count, section: sections.count)
-            current!.members.append(object)
+            paths[ObjectIdentifier(object)] = IndexPath(row: currentMembers.count, section: sections.count)
+            currentMembers.append(object)
         }
-        if let finished = current {
-            sections.append(FetchedResultsSection(name: finished.name, indexTitle: indexTitle(finished.name), members: finished.members))
+        if let finished = currentName {
+            sections.append(FetchedResultsSection(name: finished, indexTitle: indexTitle(finished), members: currentMembers))
         }
         self.init(objects: objects, sections: sections, paths: paths)
     }

@@ -180,7 +180,7 @@ final class FetchedResultsState {
         let fetched = try fetchLayout()
         layout = fetched
         updateObservation()
-        publish(FetchedResultsUpdate(snapshot: Self.snapshot(of: fetched, reloading: []), difference: fetched.objects.map(\.objectID).difference(from: [])))
+        if hasStreams { publish(Self.initialUpdate(of: fetched)) }
         // As on Apple platforms, a snapshot delegate receives the fetched state at once.
         if let delegate, let owner { _ = offerSnapshot(of: fetched, reloading: [], to: delegate, controller: owner()) }
     }
@@ -254,12 +254,17 @@ final class FetchedResultsState {
         continuation.onTermination = { _ in
             box.value.streams.withLock { _ = $0.removeValue(forKey: token) }
         }
-        if let layout {
-            let ids = layout.objects.map(\.objectID)
-            continuation.yield(FetchedResultsUpdate(snapshot: Self.snapshot(of: layout, reloading: []), difference: ids.difference(from: [])))
-        }
+        if let layout { continuation.yield(Self.initialUpdate(of: layout)) }
         updateObservation()
         return stream
+    }
+
+    private var hasStreams: Bool { !streams.withLock { $0.isEmpty } }
+
+    /// The first element of a stream: the whole state, as insertions (built in linear time).
+    static func initialUpdate(of layout: FetchedResultsLayout) -> FetchedResultsUpdate {
+        let inserts = layout.objects.enumerated().map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.offset, element: $0.element.objectID, associatedWith: nil) }
+        return FetchedResultsUpdate(snapshot: snapshot(of: layout, reloading: []), difference: CollectionDifference(inserts)!)
     }
 
     private func publish(_ update: FetchedResultsUpdate) {
@@ -398,9 +403,11 @@ final class FetchedResultsState {
         self.layout = newLayout
         guard !changes.isEmpty else { return }
         cache?.delete()
-        publish(FetchedResultsUpdate(
-            snapshot: Self.snapshot(of: newLayout, reloading: changedIDs),
-            difference: newLayout.objects.map(\.objectID).difference(from: layout.objects.map(\.objectID))))
+        if hasStreams {
+            publish(FetchedResultsUpdate(
+                snapshot: Self.snapshot(of: newLayout, reloading: changedIDs),
+                difference: newLayout.objects.map(\.objectID).difference(from: layout.objects.map(\.objectID))))
+        }
         guard let delegate else { return }
         let controller = owner()
         // The snapshot and difference forms, when the delegate implements one, replace the rest.
