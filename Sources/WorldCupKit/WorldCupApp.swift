@@ -51,14 +51,20 @@ public struct WorldCupApp {
         return entries.count
     }
 
-    /// The teams in sections by zone: sorted by zone, wins descending, then name.
-    public func sections() throws -> [(zone: String, teams: [Team])] {
+    /// The tutorial's request: all teams sorted by zone, wins descending, then name.
+    public static func teamsRequest() -> NSFetchRequest<Team> {
         let request = NSFetchRequest<Team>(entityName: "Team")
         request.sortDescriptors = [
             NSSortDescriptor(key: "qualifyingZone", ascending: true),
             NSSortDescriptor(key: "wins", ascending: false),
             NSSortDescriptor(key: "teamName", ascending: true),
         ]
+        return request
+    }
+
+    /// The teams in sections by zone: sorted by zone, wins descending, then name.
+    public func sections() throws -> [(zone: String, teams: [Team])] {
+        let request = Self.teamsRequest()
         var result: [(zone: String, teams: [Team])] = []
         for team in try context.fetch(request) {
             let zone = team.qualifyingZone ?? "?"

@@ -57,7 +57,12 @@ struct FetchedResultsLayout {
 
     /// The section name of an object: its value at the key path as text, "" for nil.
     static func sectionName(of object: NSManagedObject, keyPath: String) -> String {
-        switch object.value(forKeyPath: keyPath) {
+        sectionName(from: object.value(forKeyPath: keyPath))
+    }
+
+    /// A section key path's value as a section name.
+    static func sectionName(from value: Any?) -> String {
+        switch value {
         case nil, is NSNull: return ""
         case let string as String: return string
         case let value?: return "\(value)"

@@ -188,8 +188,7 @@ final class FetchedResultsState {
     /// The results from a valid cache, or from a fetch (which then refreshes the cache).
     private func fetchLayout() throws -> FetchedResultsLayout {
         guard let cache, let coordinator = context.persistentStoreCoordinator, !context.hasChanges else {
-            let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
-            return try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: try sectionNamesForBatchedFetch())
+            return try fetchFromStore()
         }
         let fingerprint = FetchedResultsCache.fingerprint(request, sectionNameKeyPath: sectionNameKeyPath)
         let stores = coordinator.persistentStores
@@ -199,11 +198,16 @@ final class FetchedResultsState {
             let names = Dictionary(zip(cached.ids.map(\.key), cached.names), uniquingKeysWith: { first, _ in first })
             return try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: names)
         }
-        let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
-        let layout = try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: try sectionNamesForBatchedFetch())
+        let layout = try fetchFromStore()
         let names = layout.sections.flatMap { section in Array(repeating: section.name, count: section.members.count) }
         cache.save(objects: layout.objects, names: names, fingerprint: fingerprint, token: token, stores: stores)
         return layout
+    }
+
+    /// The results as the store (and the context's pending changes) give them.
+    private func fetchFromStore() throws -> FetchedResultsLayout {
+        let objects = try context.fetch(request.asObjectRequest()).compactMap { $0 as? NSManagedObject }
+        return try FetchedResultsLayout(objects: objects, sectionNameKeyPath: sectionNameKeyPath, indexTitle: indexTitle, knownNames: try sectionNamesForBatchedFetch())
     }
 
     /// With a batch size, the section names come from one query of (ID, section key) pairs, so
@@ -219,11 +223,7 @@ final class FetchedResultsState {
         var result: [ObjectKey: String] = [:]
         for case let row as NSDictionary in try context.fetch(names) {
             guard let id = row["self"] as? NSManagedObjectID else { continue }
-            switch row[keyPath] {
-            case nil, is NSNull: result[id.key] = ""
-            case let string as String: result[id.key] = string
-            case let value?: result[id.key] = "\(value)"
-            }
+            result[id.key] = FetchedResultsLayout.sectionName(from: row[keyPath])
         }
         return result
     }

@@ -111,11 +111,11 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         store.metadata ?? [:]
     }
 
-    /// Replaces the metadata of an added store; written at the next save.
+    /// Replaces the metadata of an added store; written at the next save (SQLite and binary stores
+    /// write their metadata with every save).
     public func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
         withLock {
             store.metadata = metadata ?? [:]
-            store.metadataDidChange()
         }
     }
 

@@ -99,8 +99,6 @@ open class NSPersistentStore: @unchecked Sendable {
     // MARK: Engine (overridden by each store)
 
     func load() throws {}
-    /// Called when the user replaced the metadata; stores that keep it on disk write it at the next save.
-    func metadataDidChange() {}
     func close() {}
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }

@@ -6,15 +6,7 @@ import WorldCupKit
 
 /// `cacheName`: a relaunch on unchanged data reads the results from the cache instead of the store.
 @Suite struct CacheTests {
-    private func request() -> NSFetchRequest<Team> {
-        let request = NSFetchRequest<Team>(entityName: "Team")
-        request.sortDescriptors = [
-            NSSortDescriptor(key: "qualifyingZone", ascending: true),
-            NSSortDescriptor(key: "wins", ascending: false),
-            NSSortDescriptor(key: "teamName", ascending: true),
-        ]
-        return request
-    }
+    private func request() -> NSFetchRequest<Team> { WorldCupApp.teamsRequest() }
 
     @Test func relaunchUsesTheCacheUntilTheStoreChanges() throws {
         let url = TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite")

@@ -8,13 +8,7 @@ import WorldCupKit
     private func worldCup() throws -> (WorldCupApp, NSFetchedResultsController<Team>, TestTableView) {
         let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
         try app.importSeedIfNeeded()
-        let request = NSFetchRequest<Team>(entityName: "Team")
-        request.sortDescriptors = [
-            NSSortDescriptor(key: "qualifyingZone", ascending: true),
-            NSSortDescriptor(key: "wins", ascending: false),
-            NSSortDescriptor(key: "teamName", ascending: true),
-        ]
-        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let controller = NSFetchedResultsController(fetchRequest: WorldCupApp.teamsRequest(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
         let table = TestTableView()
         controller.delegate = table
         try controller.performFetch()

@@ -31,15 +31,7 @@ final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
         return app
     }
 
-    private func request(sorted: Bool = true) -> NSFetchRequest<Team> {
-        let request = NSFetchRequest<Team>(entityName: "Team")
-        request.sortDescriptors = [
-            NSSortDescriptor(key: "qualifyingZone", ascending: true),
-            NSSortDescriptor(key: "wins", ascending: false),
-            NSSortDescriptor(key: "teamName", ascending: true),
-        ]
-        return request
-    }
+    private func request() -> NSFetchRequest<Team> { WorldCupApp.teamsRequest() }
 
     @Test func snapshotsReplaceTheOtherCallbacks() throws {
         let app = try app()
