@@ -54,6 +54,8 @@ let package = Package(
             dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/OCDBench"
         ),
+        // A second process for the remote-change tests: writes to a store with persistent history.
+        .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: ["OpenCoreData", "OpenCoreDataCore", "WorldCupKit", .product(name: "GRDB", package: "GRDB.swift")],
