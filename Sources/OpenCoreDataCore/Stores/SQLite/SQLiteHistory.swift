@@ -56,7 +56,7 @@ final class SQLiteHistory {
             """)
         let present = Set(try db.columns(in: "ACHANGE").map { $0.name.uppercased() })
         for column in tombstoneColumns where !present.contains(column) {
-            try db.execute(sql: "ALTER TABLE ACHANGE ADD COLUMN \(column) NONE")
+            try db.execute(sql: "ALTER TABLE ACHANGE ADD COLUMN \(column)")
         }
     }
 
