@@ -133,6 +133,45 @@ import Testing
         try expectCatchUp(watcher, after: &token, author: "writer", changes: [.delete], log: "delete", names: [])
     }
 
+    /// The pattern apps use: options on the container's store description, catch-up in a background context.
+    @Test func containersWithDescriptionOptions() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try model()
+        func container() throws -> NSPersistentContainer {
+            let container = NSPersistentContainer(name: "WorldCup", managedObjectModel: model)
+            let description = NSPersistentStoreDescription(url: directory.appendingPathComponent("Container.sqlite"))
+            description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+            description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+            container.persistentStoreDescriptions = [description]
+            var failure: Error?
+            container.loadPersistentStores { _, error in failure = error }
+            if let failure { throw failure }
+            return container
+        }
+        let app = try container(), extensionProcess = try container()
+        let inbox = Inbox(app.persistentStoreCoordinator)
+        let writer = extensionProcess.newBackgroundContext()
+        writer.transactionAuthor = "extension"
+        try writer.performAndWait {
+            NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: writer).setValue("Shared", forKey: "teamName")
+            try writer.save()
+        }
+        let token = try #require(inbox.waitForToken(after: nil))
+        let reader = app.newBackgroundContext()
+        let transactions = try reader.performAndWait {
+            let result = try reader.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult
+            return result?.result as? [NSPersistentHistoryTransaction] ?? []
+        }
+        #expect(transactions.map(\.author) == ["extension"])
+        #expect(transactions.last?.token == token)
+        app.viewContext.performAndWait {
+            for transaction in transactions { app.viewContext.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
+        }
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Team")
+        #expect(try app.viewContext.fetch(request).compactMap { $0.value(forKey: "teamName") as? String } == ["Shared"])
+    }
+
     @Test func ownSavesAreAnnouncedToo() throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
