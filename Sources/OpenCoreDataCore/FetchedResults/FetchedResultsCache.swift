@@ -39,18 +39,21 @@ struct FetchedResultsCache {
     /// The cached results, or nil when there is none or it is stale; throws when the name was used
     /// for another request.
     func load(fingerprint: String, token: String, model: NSManagedObjectModel, stores: [NSPersistentStore]) throws -> SortedRows? {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
-        var reader = ByteReader(data: data)
+        // Read front to back in small pieces, straight into the chunks: the whole file is never
+        // in memory at once.
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        var reader = ByteReader(handle: handle)
         guard reader.bytes(Self.magic.count) == Self.magic, let headerLength = reader.integer(UInt32.self),
-              let headerData = reader.data(Int(headerLength)),
-              let header = try? PropertyListSerialization.propertyList(from: headerData, format: nil) as? [String: Any] else { return nil }
+              let headerBytes = reader.bytes(Int(headerLength)),
+              let header = try? PropertyListSerialization.propertyList(from: Data(headerBytes), format: nil) as? [String: Any] else { return nil }
         guard header["fingerprint"] as? String == fingerprint else {
             throw CoreDataError.make(.coreData, "The cache '\(name)' was written for another fetch request: a controller's request, predicate or sort descriptors changed under the same cache name. Call NSFetchedResultsController.deleteCache(withName:) first, or use another name.",
                                      userInfo: ["cacheName": name])
         }
         guard header["token"] as? String == token, let originList = header["origins"] as? [[Any]], let names = header["sections"] as? [String],
               let counts = header["counts"] as? [Int], counts.count == names.count, let kindCodes = header["kinds"] as? [Int],
-              let total = header["rows"] as? Int else { return nil }
+              let total = header["rows"] as? Int, total >= 0 else { return nil }
         var rows = SortedRows()
         for origin in originList {
             guard origin.count == 2, let entityName = origin[0] as? String, let entity = model.entitiesByName[entityName],
@@ -60,42 +63,52 @@ struct FetchedResultsCache {
         let kinds = kindCodes.compactMap { SortValue.Kind(rawValue: UInt8(clamping: $0)) }
         guard kinds.count == kindCodes.count, !kinds.contains(.other) else { return nil }
         rows.sections = Array(zip(names, counts)).map { (name: $0.0, count: $0.1) }
-        guard let keys = reader.array(Int64.self, count: total) else { return nil }
-        var columns: [SortValueColumn] = []
-        for kind in kinds {
-            var column = SortValueColumn(kind: kind)
-            column.reserveCapacity(total)
+        // Chunks of the index's size: keys first, then each column in turn.
+        let size = FetchedResultsIndex.chunkSize
+        let ranges = stride(from: 0, to: max(total, 1), by: size).map { $0..<min($0 + size, total) }
+        for range in ranges {
+            guard let keys = reader.array(Int64.self, count: range.count) else { return nil }
+            var chunk = SortedRowsChunk(kinds: kinds, capacity: range.count)
+            chunk.keys.append(contentsOf: keys)
+            rows.chunks.append(chunk)
+        }
+        for (position, kind) in kinds.enumerated() {
             switch kind {
             case .integer:
-                guard let values = reader.array(Int64.self, count: total), let nulls = reader.array(UInt8.self, count: total) else { return nil }
-                for row in 0..<total { column.appendInteger(values[row], isNull: nulls[row] != 0) }
+                for (index, range) in ranges.enumerated() {
+                    guard let values = reader.array(Int64.self, count: range.count) else { return nil }
+                    for value in values { rows.chunks[index].columns[position].appendInteger(value, isNull: false) }
+                }
+                for (index, range) in ranges.enumerated() {
+                    guard let nulls = reader.array(UInt8.self, count: range.count) else { return nil }
+                    if nulls.contains(where: { $0 != 0 }) {
+                        var column = SortValueColumn(kind: .integer)
+                        let values = rows.chunks[index].columns[position]
+                        for (row, null) in nulls.enumerated() { column.appendInteger(values.integers[row], isNull: null != 0) }
+                        rows.chunks[index].columns[position] = column
+                    }
+                }
             case .double:
-                guard let values = reader.array(Double.self, count: total) else { return nil }
-                for value in values { column.appendDouble(value) }
+                for (index, range) in ranges.enumerated() {
+                    guard let values = reader.array(Double.self, count: range.count) else { return nil }
+                    for value in values { rows.chunks[index].columns[position].appendDouble(value) }
+                }
             case .string:
-                for _ in 0..<total {
-                    guard let length = reader.integer(Int32.self) else { return nil }
-                    if length < 0 { column.append(.null); continue }
-                    guard let bytes = reader.data(Int(length)) else { return nil }
-                    column.append(.string(String(decoding: bytes, as: UTF8.self)))
+                for (index, range) in ranges.enumerated() {
+                    for _ in range {
+                        guard let length = reader.integer(Int32.self) else { return nil }
+                        if length < 0 {
+                            rows.chunks[index].columns[position].append(.null)
+                            continue
+                        }
+                        guard let bytes = reader.bytes(Int(length)) else { return nil }
+                        rows.chunks[index].columns[position].append(.string(String(decoding: bytes, as: UTF8.self)))
+                    }
                 }
             case .other:
                 return nil
             }
-            columns.append(column)
         }
-        // Chunks of the index's size.
-        var start = 0
-        repeat {
-            let end = min(start + FetchedResultsIndex.chunkSize, total)
-            var chunk = SortedRowsChunk(kinds: kinds, capacity: end - start)
-            chunk.keys.append(contentsOf: keys[start..<end])
-            for (position, column) in columns.enumerated() {
-                for row in start..<end { chunk.columns[position].append(column[row]) }
-            }
-            rows.chunks.append(chunk)
-            start = end
-        } while start < total
         return rows
     }
 
@@ -151,19 +164,34 @@ struct FetchedResultsCache {
     }
 }
 
-/// Reads a cache file front to back; every read returns nil past the end.
+/// Reads a cache file front to back through a small buffer; every read returns nil past the end.
 private struct ByteReader {
-    let data: Data
-    var offset = 0
+    let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
 
-    mutating func bytes(_ count: Int) -> [UInt8]? {
-        data(count).map(Array.init)
+    init(handle: FileHandle) {
+        self.handle = handle
     }
 
-    mutating func data(_ count: Int) -> Data? {
-        guard count >= 0, offset + count <= data.count else { return nil }
-        defer { offset += count }
-        return data.subdata(in: (data.startIndex + offset)..<(data.startIndex + offset + count))
+    /// Makes `count` bytes available from `position`; false at the end of the file.
+    private mutating func fill(_ count: Int) -> Bool {
+        guard count >= 0 else { return false }
+        while buffer.count - position < count {
+            if position > 0 {
+                buffer.removeFirst(position)
+                position = 0
+            }
+            guard let more = try? handle.read(upToCount: max(65_536, count - buffer.count)), !more.isEmpty else { return false }
+            buffer.append(contentsOf: more)
+        }
+        return true
+    }
+
+    mutating func bytes(_ count: Int) -> [UInt8]? {
+        guard fill(count) else { return nil }
+        defer { position += count }
+        return Array(buffer[position..<(position + count)])
     }
 
     mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
@@ -173,12 +201,11 @@ private struct ByteReader {
     /// `count` values stored raw (little-endian, as this platform is).
     mutating func array<T>(_: T.Type, count: Int) -> [T]? {
         let length = count * MemoryLayout<T>.stride
-        guard count >= 0, offset + length <= data.count else { return nil }
-        defer { offset += length }
-        return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            data.withUnsafeBytes { raw in
-                let source = UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + length)])
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source)
+        guard fill(length) else { return nil }
+        defer { position += length }
+        return [T](unsafeUninitializedCapacity: count) { target, initialized in
+            buffer.withUnsafeBytes { raw in
+                UnsafeMutableRawBufferPointer(target).copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[position..<(position + length)]))
             }
             initialized = count
         }

@@ -25,6 +25,8 @@ final class FetchedResultsState {
     /// Rows of unsaved objects: their keys (negative, their temporary IDs' numbers) and objects.
     private var temporaryObjects: [Int64: NSManagedObject] = [:]
     private var temporaryKeys: [ObjectIdentifier: Int64] = [:]
+    /// The origin of the last key made (entity, store identifier, index).
+    private var lastOrigin: (entity: NSEntityDescription, storeIdentifier: String, index: Int)?
     /// Made on demand. A change only marks it stale: dropping a million references would cost
     /// O(N) in the change; it is replaced at the next `fetchedObjects`, which is O(N) anyway.
     private var objectsCache: [NSManagedObject]?
@@ -187,6 +189,11 @@ final class FetchedResultsState {
             temporaryKeys[ObjectIdentifier(object)] = id.key.primaryKey
             return id.key.primaryKey
         }
+        // Most keys come from the origin of the previous one: skip the store lookup then.
+        if let last = lastOrigin, last.entity === id.entity, last.storeIdentifier == id.storeIdentifier,
+           table.indices.contains(last.index), table[last.index].entity === id.entity {
+            return SortedRows.key(primaryKey: id.key.primaryKey, origin: last.index)
+        }
         guard let store = id.persistentStore else { return id.key.primaryKey }
         let origin: Int
         if let known = table.firstIndex(where: { $0.entity === id.entity && $0.store === store }) {
@@ -195,6 +202,7 @@ final class FetchedResultsState {
             table.append(SortedRows.Origin(entity: id.entity, store: store))
             origin = table.count - 1
         }
+        lastOrigin = (id.entity, id.storeIdentifier ?? "", origin)
         return SortedRows.key(primaryKey: id.key.primaryKey, origin: origin)
     }
 
@@ -442,17 +450,26 @@ final class FetchedResultsState {
     /// does not border its place (the sort does not group the sections).
     private func apply(deleted: [NSManagedObject], changed: [NSManagedObject], to index: FetchedResultsIndex) -> [FetchedResultsChanges.TouchedRow]? {
         // Changed objects that belong in the results, with their sort values and section names.
+        let touched = deleted + changed
+        var oldKeys: [ObjectIdentifier: Int64] = [:]
+        var currentKeys: [ObjectIdentifier: Int64] = [:]
+        for object in touched {
+            let identity = ObjectIdentifier(object)
+            if let temporary = temporaryKeys[identity], index.contains(temporary) {
+                oldKeys[identity] = temporary
+            } else if !object.objectID.isTemporaryID {
+                let key = key(of: object)
+                currentKeys[identity] = key
+                if index.contains(key) { oldKeys[identity] = key }
+            }
+        }
         var entering: [(object: NSManagedObject, entry: FetchedResultsIndex.Entry)] = []
         let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: index.kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
         for object in changed where !object.isDeleted && object.managedObjectContext === context {
             guard request.predicate?.evaluate(with: object) ?? true else { continue }
             let (values, name) = reader.read(object)
-            entering.append((object, FetchedResultsIndex.Entry(key: key(of: object), values: values, sectionName: name)))
-        }
-        let touched = deleted + changed
-        var oldKeys: [ObjectIdentifier: Int64] = [:]
-        for object in touched {
-            if let key = indexedKey(of: object) { oldKeys[ObjectIdentifier(object)] = key }
+            let key = currentKeys[ObjectIdentifier(object)] ?? key(of: object)
+            entering.append((object, FetchedResultsIndex.Entry(key: key, values: values, sectionName: name)))
         }
         var rows: [FetchedResultsChanges.TouchedRow] = []
         if touched.count > bulkThreshold {
