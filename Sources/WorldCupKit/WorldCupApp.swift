@@ -90,9 +90,25 @@ public struct WorldCupApp {
 
     /// The team with a name (case-insensitive), if any.
     public func team(named name: String) throws -> Team? {
+        try Self.team(named: name, in: context)
+    }
+
+    /// The team with a name (case-insensitive) in a context, if any; call it on the context's queue.
+    public static func team(named name: String, in context: NSManagedObjectContext) throws -> Team? {
         let request = NSFetchRequest<Team>(entityName: "Team")
         request.predicate = NSPredicate(format: "teamName ==[c] %@", name)
         return try context.fetch(request).first
+    }
+
+    /// Inserts a team with no wins, and a flag image name made from its name, into a context
+    /// (unsaved); call it on the context's queue.
+    @discardableResult
+    public static func insertTeam(named name: String, zone: String, into context: NSManagedObjectContext) -> Team {
+        let team = Team(context: context)
+        team.teamName = name
+        team.qualifyingZone = zone
+        team.imageName = name.lowercased().replacingOccurrences(of: " ", with: "-") + "-flag"
+        return team
     }
 
     /// Runs one command line; returns what to print and whether to quit.
@@ -114,10 +130,7 @@ public struct WorldCupApp {
             let (name, zone) = Self.splitTeamAndZone(Array(words.dropFirst()))
             guard !name.isEmpty, !zone.isEmpty else { return ("Usage: add <team> <zone>", false) }
             guard try team(named: name) == nil else { return ("\(name) already exists.", false) }
-            let team = Team(context: context)
-            team.teamName = name
-            team.qualifyingZone = zone
-            team.imageName = name.lowercased().replacingOccurrences(of: " ", with: "-") + "-flag"
+            Self.insertTeam(named: name, zone: zone, into: context)
             try context.save()
             return ("Added \(name) in \(zone).", false)
         case "delete":
