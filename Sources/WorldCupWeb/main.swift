@@ -43,7 +43,7 @@ do {
         let start = Date()
         try SyntheticBanks.prepareStore(count: count, at: url) { written in
             print("\rSynthetic banks: \(written) of \(count)", terminator: "")
-            FileHandle.standardOutput.synchronizeFile()
+            fflush(nil)
         }
         print("\rSynthetic banks: \(count) in \(url.path) (ready in \(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
         options.banksStoreURL = url
@@ -53,7 +53,7 @@ do {
     print("Failed banks: \(server.banks.count), fetched in \(String(format: "%.0f", server.banks.fetchSeconds * 1000)) ms")
     try await server.run(stopsOnSignals: true) { port in
         print("Serving http://127.0.0.1:\(port)/ (the World Cup table) and http://127.0.0.1:\(port)/banks (Failed Banks). Ctrl-C stops.")
-        FileHandle.standardOutput.synchronizeFile()
+        fflush(nil)
     }
 } catch {
     fail(error.localizedDescription)

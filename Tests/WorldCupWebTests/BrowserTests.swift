@@ -113,6 +113,11 @@ struct BrowserTests {
                 "the other page moves Nigeria to the top of Africa")
         #expect(await session.serverSummary().first == "Africa: Nigeria (1), Algeria (0), Cameroon (0), Ghana (0), Ivory Coast (0)")
         try await session.expectPagesMatchServer("after a win")
+        // A second win keeps Nigeria in place: the row is reloaded with 2 wins.
+        try await session.pages[1].click("li.team[data-name=\"Nigeria\"] .name")
+        #expect(try await session.pages[0].waitUntil("return document.querySelector('li.team[data-name=\"Nigeria\"]').dataset.wins === '2'"),
+                "the first page shows Nigeria's second win")
+        try await session.expectPagesMatchServer("after a second win")
 
         // The form adds a team in a new zone: a new section with one row, in both pages.
         try await session.pages[0].type("Atlantis", into: "input[name=name]")
@@ -136,9 +141,9 @@ struct BrowserTests {
         for page in session.pages {
             let kept = try await page.execute("""
                 return window.loadMarker === 'kept' && document.querySelector('li.team[data-name="Brazil"]').dataset.marker === 'same' &&
-                  window.worldCupTable.batchesApplied === 3
+                  window.worldCupTable.batchesApplied === 4
                 """) as? Bool
-            #expect(kept == true, "the page kept its state and applied three batches")
+            #expect(kept == true, "the page kept its state and applied four batches")
         }
         #expect(session.server.table.subscriberCount == 2)
     }

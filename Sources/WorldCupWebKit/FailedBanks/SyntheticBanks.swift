@@ -42,9 +42,10 @@ public enum SyntheticBanks {
         try context.performAndWait {
             while written < count {
                 for number in written..<min(written + chunkSize, count) {
-                    let (city, state) = cities[number % cities.count]
+                    // Banks closed on the same day (numbers 9,000 apart) differ in city and name.
+                    let (city, state) = cities[(number + number / 9_000) % cities.count]
                     let info = NSEntityDescription.insertNewObject(forEntityName: "FailedBankInfo", into: context)
-                    info.setValue("\(words[(number / cities.count) % words.count]) Bank of \(city) #\(number + 1)", forKey: "name")
+                    info.setValue("\(words[(number + 3 * (number / 9_000)) % words.count]) Bank of \(city) #\(number + 1)", forKey: "name")
                     info.setValue(city, forKey: "city")
                     info.setValue(state, forKey: "state")
                     let details = NSEntityDescription.insertNewObject(forEntityName: "FailedBankDetails", into: context)
