@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "worldcup", targets: ["WorldCup"]),
         .executable(name: "ocd-bench", targets: ["OCDBench"]),
         .executable(name: "worldcup-web", targets: ["WorldCupWeb"]),
+        .executable(name: "ocd", targets: ["OCDInspector"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -18,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", "603.0.0"..<"604.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The compiler plug-in behind `@Managed`.
@@ -72,9 +75,23 @@ let package = Package(
             dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/OCDBench"
         ),
+        // `ocd`, the store inspector: its commands as a library, so the tests run them in-process.
+        .target(
+            name: "OCDInspectorKit",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/OCDInspectorKit"
+        ),
+        .executableTarget(name: "OCDInspector", dependencies: ["OCDInspectorKit"], path: "Sources/OCDInspector"),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataCore", "WorldCupKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Tests/OpenCoreDataTests",
             exclude: ["Fixtures/NOTICE.md"],
             resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]

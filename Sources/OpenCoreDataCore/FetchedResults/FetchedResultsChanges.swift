@@ -1,15 +1,30 @@
 import Foundation
 
-/// The changes between two layouts, expressed as UITableView batch updates need them.
+/// The changes of one batch, expressed as UITableView batch updates need them, computed from the
+/// rows the batch touched only (never from all rows).
 ///
-/// Objects that did not change keep their relative order (the results are sorted and their keys
-/// did not change). A changed object that survives is an `.update` when its place among the
-/// unchanged objects, its section and its order relative to other updated objects stay the same,
-/// and a `.move` otherwise. A move whose old and new index paths are equal is reported as a delete
-/// and an insert, since a table view rejects a move onto its own index path; so is a move out of a
-/// deleted section or into an inserted one. Objects of a deleted section are also reported as
-/// deleted rows, which a table view accepts alongside the section delete.
+/// Rows that did not change keep their relative order (the results are sorted and their keys did
+/// not change). A changed row that survives is an `.update` when its place among the unchanged
+/// rows, its section and its order relative to other updated rows stay the same, and a `.move`
+/// otherwise. A move whose old and new index paths are equal is reported as a delete and an
+/// insert, since a table view rejects a move onto its own index path; so is a move out of a
+/// deleted section or into an inserted one.
 struct FetchedResultsChanges {
+    /// A row's place: its position among all rows and its index path.
+    struct Place {
+        let position: Int
+        let path: IndexPath
+    }
+
+    /// A row the batch touched: where it was, where it is, and whether its object changed (rather
+    /// than entering or leaving a window of the results).
+    struct TouchedRow {
+        let object: NSManagedObject
+        let old: Place?
+        let new: Place?
+        let changed: Bool
+    }
+
     struct ObjectChange {
         let object: NSManagedObject
         let type: NSFetchedResultsChangeType
@@ -17,71 +32,92 @@ struct FetchedResultsChanges {
         let new: IndexPath?
     }
 
-    var deletedSections: [(Int, FetchedResultsSection)] = []
-    var insertedSections: [(Int, FetchedResultsSection)] = []
+    var deletedSections: [(index: Int, name: String)] = []
+    var insertedSections: [(index: Int, name: String)] = []
     var objects: [ObjectChange] = []
+    /// Rows removed from the old order and inserted into the new one (deletes, inserts, moves).
+    var removedPositions: [(position: Int, object: NSManagedObject)] = []
+    var insertedPositions: [(position: Int, object: NSManagedObject)] = []
+    /// Changed objects still in the results (updated or moved): what a snapshot marks reloaded.
+    var changedSurvivors: [NSManagedObject] = []
 
     var isEmpty: Bool { deletedSections.isEmpty && insertedSections.isEmpty && objects.isEmpty }
 
-    init(from old: FetchedResultsLayout, to new: FetchedResultsLayout, changed: Set<ObjectIdentifier>) {
-        let oldNames = Set(old.sections.map(\.name))
-        let newNames = Set(new.sections.map(\.name))
-        for (index, section) in old.sections.enumerated() where !newNames.contains(section.name) { deletedSections.append((index, section)) }
-        for (index, section) in new.sections.enumerated() where !oldNames.contains(section.name) { insertedSections.append((index, section)) }
+    init(rows: [TouchedRow], oldSections: [String], newSections: [String]) {
+        let oldNames = Set(oldSections)
+        let newNames = Set(newSections)
+        for (index, name) in oldSections.enumerated() where !newNames.contains(name) { deletedSections.append((index, name)) }
+        for (index, name) in newSections.enumerated() where !oldNames.contains(name) { insertedSections.append((index, name)) }
 
-        // Deletions and insertions.
-        for object in old.objects where new.paths[ObjectIdentifier(object)] == nil {
-            objects.append(ObjectChange(object: object, type: .delete, old: old.paths[ObjectIdentifier(object)], new: nil))
-        }
-        for object in new.objects where old.paths[ObjectIdentifier(object)] == nil {
-            objects.append(ObjectChange(object: object, type: .insert, old: nil, new: new.paths[ObjectIdentifier(object)]))
-        }
-
-        // Survivors that changed: update in place, or move.
-        let stable = { (object: NSManagedObject) -> Bool in
-            !changed.contains(ObjectIdentifier(object)) && old.paths[ObjectIdentifier(object)] != nil
-        }
-        // How many unchanged survivors precede each position, in each layout.
-        func stableRanks(_ layout: FetchedResultsLayout, present: (NSManagedObject) -> Bool) -> [ObjectIdentifier: Int] {
-            var ranks: [ObjectIdentifier: Int] = [:]
-            var count = 0
-            for object in layout.objects {
-                if stable(object) && present(object) { count += 1 } else { ranks[ObjectIdentifier(object)] = count }
+        // Ranks among the rows the batch did not touch: a touched row's place less the touched rows before it.
+        let oldPositions = rows.compactMap { $0.old?.position }.sorted()
+        let newPositions = rows.compactMap { $0.new?.position }.sorted()
+        func rank(_ position: Int, among sorted: [Int]) -> Int {
+            var low = 0, high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle] < position { low = middle + 1 } else { high = middle }
             }
-            return ranks
+            return position - low
         }
-        let survivesInNew = { (object: NSManagedObject) -> Bool in new.paths[ObjectIdentifier(object)] != nil }
-        let survivesInOld = { (object: NSManagedObject) -> Bool in old.paths[ObjectIdentifier(object)] != nil }
-        let oldRanks = stableRanks(old, present: survivesInNew)
-        let newRanks = stableRanks(new, present: survivesInOld)
-        var candidates: [NSManagedObject] = []
-        var moved: Set<ObjectIdentifier> = []
-        for object in new.objects where changed.contains(ObjectIdentifier(object)) {
-            let id = ObjectIdentifier(object)
-            guard let oldPath = old.paths[id], let newPath = new.paths[id] else { continue }
-            let sameSection = old.sections[oldPath.section].name == new.sections[newPath.section].name
-            if sameSection && oldRanks[id] == newRanks[id] { candidates.append(object) } else { moved.insert(id) }
-        }
-        // Updated objects sharing a place must also keep their order among themselves.
-        let candidateIDs = Set(candidates.map { ObjectIdentifier($0) })
-        let oldOrder = old.objects.filter { candidateIDs.contains(ObjectIdentifier($0)) }
-        var groupsOld: [String: [ObjectIdentifier]] = [:]
-        var groupsNew: [String: [ObjectIdentifier]] = [:]
-        for object in oldOrder { groupsOld["\(oldRanks[ObjectIdentifier(object)]!)", default: []].append(ObjectIdentifier(object)) }
-        for object in candidates { groupsNew["\(newRanks[ObjectIdentifier(object)]!)", default: []].append(ObjectIdentifier(object)) }
-        for (key, ids) in groupsNew where groupsOld[key] != ids { moved.formUnion(ids) }
 
-        for object in new.objects where changed.contains(ObjectIdentifier(object)) {
-            let id = ObjectIdentifier(object)
-            guard let oldPath = old.paths[id], let newPath = new.paths[id] else { continue }
-            if !moved.contains(id) {
-                objects.append(ObjectChange(object: object, type: .update, old: oldPath, new: newPath))
-            } else if oldPath != newPath && newNames.contains(old.sections[oldPath.section].name) && oldNames.contains(new.sections[newPath.section].name) {
-                objects.append(ObjectChange(object: object, type: .move, old: oldPath, new: newPath))
+        var survivors: [(row: TouchedRow, oldRank: Int, newRank: Int)] = []
+        for row in rows {
+            switch (row.old, row.new) {
+            case let (old?, nil):
+                objects.append(ObjectChange(object: row.object, type: .delete, old: old.path, new: nil))
+                removedPositions.append((old.position, row.object))
+            case let (nil, new?):
+                objects.append(ObjectChange(object: row.object, type: .insert, old: nil, new: new.path))
+                insertedPositions.append((new.position, row.object))
+            case let (old?, new?):
+                survivors.append((row, rank(old.position, among: oldPositions), rank(new.position, among: newPositions)))
+            default:
+                break
+            }
+        }
+
+        // A survivor stays in place when its section and rank hold, and its order among the
+        // survivors of the same rank holds too.
+        var moved = Set<ObjectIdentifier>()
+        var sameRank: [Int: [TouchedRow]] = [:]
+        for survivor in survivors {
+            let (old, new) = (survivor.row.old!, survivor.row.new!)
+            if oldSections[old.path.section] == newSections[new.path.section] && survivor.oldRank == survivor.newRank {
+                sameRank[survivor.newRank, default: []].append(survivor.row)
             } else {
-                objects.append(ObjectChange(object: object, type: .delete, old: oldPath, new: nil))
-                objects.append(ObjectChange(object: object, type: .insert, old: nil, new: newPath))
+                moved.insert(ObjectIdentifier(survivor.row.object))
             }
         }
+        for group in sameRank.values where group.count > 1 {
+            let byOld = group.sorted { $0.old!.position < $1.old!.position }.map { ObjectIdentifier($0.object) }
+            let byNew = group.sorted { $0.new!.position < $1.new!.position }.map { ObjectIdentifier($0.object) }
+            if byOld != byNew { moved.formUnion(byNew) }
+        }
+
+        for survivor in survivors.sorted(by: { $0.row.new!.position < $1.row.new!.position }) {
+            let row = survivor.row
+            let (old, new) = (row.old!, row.new!)
+            if row.changed { changedSurvivors.append(row.object) }
+            if !moved.contains(ObjectIdentifier(row.object)) {
+                if row.changed { objects.append(ObjectChange(object: row.object, type: .update, old: old.path, new: new.path)) }
+                continue
+            }
+            removedPositions.append((old.position, row.object))
+            insertedPositions.append((new.position, row.object))
+            if old.path != new.path && newNames.contains(oldSections[old.path.section]) && oldNames.contains(newSections[new.path.section]) {
+                objects.append(ObjectChange(object: row.object, type: .move, old: old.path, new: new.path))
+            } else {
+                objects.append(ObjectChange(object: row.object, type: .delete, old: old.path, new: nil))
+                objects.append(ObjectChange(object: row.object, type: .insert, old: nil, new: new.path))
+            }
+        }
+    }
+
+    /// The change of the ordered object IDs: removals at old positions, insertions at new ones.
+    func difference(id: (NSManagedObject) -> NSManagedObjectID) -> CollectionDifference<NSManagedObjectID> {
+        let removals = removedPositions.map { CollectionDifference<NSManagedObjectID>.Change.remove(offset: $0.position, element: id($0.object), associatedWith: nil) }
+        let insertions = insertedPositions.map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.position, element: id($0.object), associatedWith: nil) }
+        return CollectionDifference(removals + insertions)!
     }
 }

@@ -12,20 +12,32 @@ public protocol NSFetchedResultsSectionInfo: AnyObject {
     var objects: [Any]? { get }
 }
 
-/// A section of a controller's results.
+/// A section of a controller's results: live (its count and objects read from the current
+/// results, by name), or frozen (a deleted section, as it was).
 final class FetchedResultsSection: NSFetchedResultsSectionInfo {
     let name: String
     let indexTitle: String?
-    let members: [NSManagedObject]
+    private weak var state: FetchedResultsState?
+    private let frozenObjects: [NSManagedObject]
 
-    init(name: String, indexTitle: String?, members: [NSManagedObject]) {
+    /// A live section of a controller's results.
+    init(name: String, indexTitle: String?, state: FetchedResultsState) {
         self.name = name
         self.indexTitle = indexTitle
-        self.members = members
+        self.state = state
+        self.frozenObjects = []
     }
 
-    var numberOfObjects: Int { members.count }
-    var objects: [Any]? { members }
+    /// A section as it was (for a deleted section).
+    init(name: String, indexTitle: String?, objects: [NSManagedObject]) {
+        self.name = name
+        self.indexTitle = indexTitle
+        self.state = nil
+        self.frozenObjects = objects
+    }
+
+    var numberOfObjects: Int { state?.numberOfObjects(inSectionNamed: name) ?? frozenObjects.count }
+    var objects: [Any]? { state?.objects(inSectionNamed: name) ?? frozenObjects }
 }
 
 /// The kinds of change a fetched results controller reports.

@@ -41,22 +41,31 @@ open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousR
 
 /// What a batch update returns: nothing, the updated objects' IDs, or their count.
 public enum NSBatchUpdateRequestResultType: UInt, Sendable {
+    /// Return only whether the update succeeded.
     case statusOnlyResultType = 0
+    /// Return the IDs of the updated objects.
     case updatedObjectIDsResultType = 1
+    /// Return how many objects were updated.
     case updatedObjectsCountResultType = 2
 }
 
 /// What a batch delete returns: nothing, the deleted objects' IDs, or their count.
 public enum NSBatchDeleteRequestResultType: UInt, Sendable {
+    /// Return only whether the delete succeeded.
     case resultTypeStatusOnly = 0
+    /// Return the IDs of the deleted objects.
     case resultTypeObjectIDs = 1
+    /// Return how many objects were deleted.
     case resultTypeCount = 2
 }
 
 /// What a batch insert returns: nothing, the inserted objects' IDs, or their count.
 public enum NSBatchInsertRequestResultType: UInt, Sendable {
+    /// Return only whether the insert succeeded.
     case statusOnly = 0
+    /// Return the IDs of the inserted objects.
     case objectIDs = 1
+    /// Return how many objects were inserted.
     case count = 2
 }
 

@@ -2,21 +2,37 @@ import Foundation
 
 /// The type of value an attribute holds, with Core Data's raw values.
 public enum NSAttributeType: UInt, Sendable, CaseIterable {
+    /// No type: only valid for transient attributes.
     case undefinedAttributeType = 0
+    /// A 16-bit signed integer, held as `Int16`.
     case integer16AttributeType = 100
+    /// A 32-bit signed integer, held as `Int32`.
     case integer32AttributeType = 200
+    /// A 64-bit signed integer, held as `Int64`.
     case integer64AttributeType = 300
+    /// A decimal number, held as `Decimal`.
     case decimalAttributeType = 400
+    /// A double-precision floating-point number, held as `Double`.
     case doubleAttributeType = 500
+    /// A single-precision floating-point number, held as `Float`.
     case floatAttributeType = 600
+    /// Text, held as `String`.
     case stringAttributeType = 700
+    /// A Boolean, held as `Bool`.
     case booleanAttributeType = 800
+    /// A point in time, held as `Date` (stored as seconds since 2001-01-01).
     case dateAttributeType = 900
+    /// Bytes, held as `Data`.
     case binaryDataAttributeType = 1000
+    /// A UUID, held as `UUID`.
     case UUIDAttributeType = 1100
+    /// A URL, held as `URL`.
     case URIAttributeType = 1200
+    /// Any value a `ValueTransformer` turns into data for storage.
     case transformableAttributeType = 1800
+    /// A managed object ID (used by expression descriptions of dictionary fetches).
     case objectIDAttributeType = 2000
+    /// A composite attribute: named elements grouped under one attribute (its value is kept as given).
     case compositeAttributeType = 2100
 
     /// The name Xcode's model editor writes in `attributeType="…"`.

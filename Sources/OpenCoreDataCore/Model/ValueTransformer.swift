@@ -4,6 +4,7 @@ import Foundation
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a transformer name from its string.
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// The transformer that unarchives data with secure coding (Core Data's default for transformables).

@@ -42,18 +42,31 @@ extension NSManagedObjectContext {
 
     /// The keys of context notifications' userInfo.
     public enum NotificationKey: String, Sendable {
+        /// The context that saved (in did-save notifications).
         case sourceContext = "managedObjectContext"
+        /// The query generation token (kept for API compatibility).
         case queryGeneration = "queryGeneration"
+        /// Present when every object of the context was invalidated (after `reset()`).
         case invalidatedAllObjects = "invalidatedAll"
+        /// The inserted objects.
         case insertedObjects = "inserted"
+        /// The updated objects.
         case updatedObjects = "updated"
+        /// The deleted objects.
         case deletedObjects = "deleted"
+        /// The refreshed objects.
         case refreshedObjects = "refreshed"
+        /// The invalidated objects.
         case invalidatedObjects = "invalidated"
+        /// The IDs of the inserted objects.
         case insertedObjectIDs = "inserted_objectIDs"
+        /// The IDs of the updated objects.
         case updatedObjectIDs = "updated_objectIDs"
+        /// The IDs of the deleted objects.
         case deletedObjectIDs = "deleted_objectIDs"
+        /// The IDs of the refreshed objects.
         case refreshedObjectIDs = "refreshed_objectIDs"
+        /// The IDs of the invalidated objects.
         case invalidatedObjectIDs = "invalidated_objectIDs"
     }
 }

@@ -99,12 +99,6 @@ extension NSManagedObjectContext {
         return parentStore
     }
 
-    private func hasPendingChanges(affecting entity: NSEntityDescription) -> Bool {
-        insertedObjects.contains { $0.entity.isKindOf(entity: entity) }
-            || updatedObjects.contains { $0.entity.isKindOf(entity: entity) }
-            || deletedObjects.contains { $0.entity.isKindOf(entity: entity) }
-    }
-
     private func fetchObjects(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription, parent: ParentStore) throws -> [NSManagedObject] {
         let merging = request.includesPendingChanges && hasPendingChanges(affecting: entity)
         var storeRequest = request
@@ -152,13 +146,7 @@ extension NSManagedObjectContext {
             }
         }
         if let sortDescriptors = request.sortDescriptors, !sortDescriptors.isEmpty {
-            objects.sort { lhs, rhs in
-                for descriptor in sortDescriptors {
-                    let order = descriptor.compare(lhs, to: rhs)
-                    if order != .orderedSame { return order == .orderedAscending }
-                }
-                return false
-            }
+            objects.sortAsStored(by: sortDescriptors)
         }
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }

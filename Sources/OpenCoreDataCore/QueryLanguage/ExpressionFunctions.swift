@@ -3,43 +3,77 @@ import Foundation
 /// The functions `NSExpression(forFunction:arguments:)` understands, by selector name.
 public enum BuiltinFunction: String, CaseIterable, Sendable {
     // Aggregates: one argument evaluating to a collection.
+    /// `sum:(collection)`: the total of the numbers.
     case sum = "sum:"
+    /// `count:(collection)`: the number of elements.
     case count = "count:"
+    /// `min:(collection)`: the smallest element.
     case min = "min:"
+    /// `max:(collection)`: the largest element.
     case max = "max:"
+    /// `average:(collection)`: the arithmetic mean.
     case average = "average:"
+    /// `median:(collection)`: the middle value.
     case median = "median:"
+    /// `mode:(collection)`: the most frequent values.
     case mode = "mode:"
+    /// `stddev:(collection)`: the standard deviation.
     case stddev = "stddev:"
     // Arithmetic.
+    /// `a + b`.
     case add = "add:to:"
+    /// `a - b`.
     case subtract = "from:subtract:"
+    /// `a * b`.
     case multiply = "multiply:by:"
+    /// `a / b`.
     case divide = "divide:by:"
+    /// The remainder of `a / b`.
     case modulus = "modulus:by:"
+    /// `a ** b`.
     case raise = "raise:toPower:"
+    /// The square root.
     case sqrt = "sqrt:"
+    /// The base-10 logarithm.
     case log = "log:"
+    /// The natural logarithm.
     case ln = "ln:"
+    /// *e* raised to the argument.
     case exp = "exp:"
+    /// The smallest integer not less than the argument.
     case ceiling = "ceiling:"
+    /// The largest integer not greater than the argument.
     case floor = "floor:"
+    /// The absolute value.
     case abs = "abs:"
+    /// The argument with its fractional part removed.
     case trunc = "trunc:"
     // Bitwise.
+    /// Bitwise AND of two integers.
     case bitwiseAnd = "bitwiseAnd:with:"
+    /// Bitwise OR of two integers.
     case bitwiseOr = "bitwiseOr:with:"
+    /// Bitwise exclusive OR of two integers.
     case bitwiseXor = "bitwiseXor:with:"
+    /// An integer shifted left by a number of bits.
     case leftshift = "leftshift:by:"
+    /// An integer shifted right by a number of bits.
     case rightshift = "rightshift:by:"
+    /// The bitwise complement of an integer.
     case onesComplement = "onesComplement:"
     // Strings.
+    /// The string in upper case.
     case uppercase = "uppercase:"
+    /// The string in lower case.
     case lowercase = "lowercase:"
     // Others.
+    /// A random number between 0 and 1.
     case random = "random"
+    /// A random integer from 0 up to, not including, the argument.
     case randomN = "random:"
+    /// The current date.
     case now = "now"
+    /// The argument itself (a hint to the store not to use an index).
     case noindex = "noindex:"
     /// `CAST(value, 'Type')`.
     case castObject = "castObject:toType:"

@@ -2,21 +2,33 @@ import Foundation
 
 /// A type whose properties a predicate, expression or sort descriptor can read by name.
 public protocol KeyValueCodingReadable: AnyObject {
+    /// The value of the property named `key`, or nil when there is none.
     func value(forKey key: String) -> Any?
 }
 
 /// A collection operator that may appear as a key path component (`items.@count`, `@sum.amount`).
 public enum CollectionOperator: String, Hashable, Sendable, CaseIterable {
+    /// The number of elements.
     case count = "@count"
+    /// The total of the values at the rest of the key path.
     case sum = "@sum"
+    /// The mean of the values at the rest of the key path.
     case avg = "@avg"
+    /// The smallest value at the rest of the key path.
     case min = "@min"
+    /// The largest value at the rest of the key path.
     case max = "@max"
+    /// The values at the rest of the key path, without repeats.
     case distinctUnionOfObjects = "@distinctUnionOfObjects"
+    /// The values at the rest of the key path.
     case unionOfObjects = "@unionOfObjects"
+    /// The values of nested collections, flattened, without repeats.
     case distinctUnionOfArrays = "@distinctUnionOfArrays"
+    /// The values of nested collections, flattened.
     case unionOfArrays = "@unionOfArrays"
+    /// The values of nested sets, flattened, without repeats.
     case distinctUnionOfSets = "@distinctUnionOfSets"
+    /// The values of nested sets, flattened.
     case unionOfSets = "@unionOfSets"
 
     /// Looks an operator up by its spelling, with or without the leading `@`; case-insensitive.

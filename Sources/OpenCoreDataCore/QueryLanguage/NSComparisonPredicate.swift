@@ -9,19 +9,33 @@ import Foundation
 open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     /// The comparison operators (Apple's raw values).
     public enum Operator: UInt, Sendable, CaseIterable {
+        /// `<`
         case lessThan = 0
+        /// `<=`
         case lessThanOrEqualTo = 1
+        /// `>`
         case greaterThan = 2
+        /// `>=`
         case greaterThanOrEqualTo = 3
+        /// `==`
         case equalTo = 4
+        /// `!=`
         case notEqualTo = 5
+        /// `MATCHES`: the whole string matches a regular expression.
         case matches = 6
+        /// `LIKE`: a pattern with `*` and `?` wildcards.
         case like = 7
+        /// `BEGINSWITH`
         case beginsWith = 8
+        /// `ENDSWITH`
         case endsWith = 9
+        /// `IN`: membership in a collection (or a substring of a string).
         case `in` = 10
+        /// A comparison by a named method (not evaluated here).
         case customSelector = 11
+        /// `CONTAINS`: a collection holds the value, or a string contains the substring.
         case contains = 99
+        /// `BETWEEN {low, high}`, bounds included.
         case between = 100
     }
 
@@ -43,15 +57,23 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
             self.rawValue = rawValue
         }
 
+        /// `[c]`: ignore case.
         public static let caseInsensitive = Options(rawValue: 1)
+        /// `[d]`: ignore diacritics.
         public static let diacriticInsensitive = Options(rawValue: 2)
+        /// `[n]`: the strings are already normalized (accepted, changes nothing).
         public static let normalized = Options(rawValue: 4)
     }
 
+    /// The left side.
     public let leftExpression: NSExpression
+    /// The right side.
     public let rightExpression: NSExpression
+    /// The comparison operator.
     public let predicateOperatorType: Operator
+    /// How the left side is used: directly, or each element with `ANY`/`ALL`.
     public let comparisonPredicateModifier: Modifier
+    /// The string comparison options.
     public let options: Options
     /// The selector of a custom-selector comparison (not evaluated in memory).
     public let customSelector: Selector?
@@ -66,6 +88,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     let membership: MembershipSet?
     let patternCache: PatternCache?
 
+    /// Creates a comparison of two expressions.
     public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression,
                 modifier: Modifier, type: Operator, options: Options = []) {
         leftExpression = lhs

@@ -8,11 +8,15 @@ import Foundation
 open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     /// The logical operators (Apple's raw values).
     public enum LogicalType: UInt, Sendable {
+        /// `NOT`
         case not = 0
+        /// `AND`
         case and = 1
+        /// `OR`
         case or = 2
     }
 
+    /// The logical operator.
     public let compoundPredicateType: LogicalType
     /// The subpredicates, typed.
     public let predicates: [NSPredicate]
@@ -22,20 +26,24 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         predicates
     }
 
+    /// Creates a compound predicate of a type over subpredicates.
     public init(type: LogicalType, subpredicates: [NSPredicate]) {
         compoundPredicateType = type
         predicates = subpredicates
         super.init(content: .subclass)
     }
 
+    /// True when every subpredicate is true (true for none).
     public convenience init(andPredicateWithSubpredicates subpredicates: [NSPredicate]) {
         self.init(type: .and, subpredicates: subpredicates)
     }
 
+    /// True when at least one subpredicate is true (false for none).
     public convenience init(orPredicateWithSubpredicates subpredicates: [NSPredicate]) {
         self.init(type: .or, subpredicates: subpredicates)
     }
 
+    /// The negation of a predicate.
     public convenience init(notPredicateWithSubpredicate predicate: NSPredicate) {
         self.init(type: .not, subpredicates: [predicate])
     }

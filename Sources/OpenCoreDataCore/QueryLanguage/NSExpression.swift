@@ -3,8 +3,11 @@ import Foundation
 /// The symbolic subscripts `FIRST`, `LAST` and `SIZE` of `collection[...]`; appears as the
 /// constant value of the index argument of an `objectFrom:withIndex:` function expression.
 public enum PredicateIndexSymbol: String, Hashable, Sendable {
+    /// The first element.
     case first = "FIRST"
+    /// The last element.
     case last = "LAST"
+    /// The number of elements.
     case size = "SIZE"
 }
 
@@ -41,18 +44,31 @@ final class ExpressionBlock: @unchecked Sendable {
 open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The kinds of expression (Apple's raw values).
     public enum ExpressionType: UInt, Sendable {
+        /// A constant value.
         case constantValue = 0
+        /// `SELF`, the object being evaluated.
         case evaluatedObject = 1
+        /// A `$VARIABLE`, replaced before evaluation.
         case variable = 2
+        /// A key path read from the evaluated object.
         case keyPath = 3
+        /// A function of other expressions (`sum:`, `add:to:`, `FUNCTION(...)`).
         case function = 4
+        /// The union of two collections.
         case unionSet = 5
+        /// The intersection of two collections.
         case intersectSet = 6
+        /// The elements of one collection that are not in another.
         case minusSet = 7
+        /// `SUBQUERY(collection, $x, predicate)`.
         case subquery = 13
+        /// A literal collection, `{a, b, c}`.
         case aggregate = 14
+        /// `ANYKEY`.
         case anyKey = 15
+        /// A value computed by a block.
         case block = 19
+        /// `TERNARY(predicate, a, b)`.
         case conditional = 20
     }
 
@@ -172,14 +188,17 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
         self.init(node: .aggregate(subexpressions.map(NSExpression.wrap)))
     }
 
+    /// The union of two collection expressions.
     public convenience init(forUnionSet left: NSExpression, with right: NSExpression) {
         self.init(node: .union(left, right))
     }
 
+    /// The intersection of two collection expressions.
     public convenience init(forIntersectSet left: NSExpression, with right: NSExpression) {
         self.init(node: .intersect(left, right))
     }
 
+    /// The elements of `left` that are not in `right`.
     public convenience init(forMinusSet left: NSExpression, with right: NSExpression) {
         self.init(node: .minus(left, right))
     }
@@ -210,6 +229,7 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
         self.init(format: expressionFormat, argumentList: args)
     }
 
+    /// Parses an expression format with arguments taken from an array.
     public convenience init(format expressionFormat: String, argumentArray arguments: [Any]) {
         self.init(format: expressionFormat, argumentList: arguments.map { Optional($0) })
     }

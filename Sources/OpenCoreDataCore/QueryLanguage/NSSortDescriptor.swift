@@ -10,6 +10,7 @@ import Foundation
 open class NSSortDescriptor: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The key path compared (nil compares the objects themselves).
     public let key: String?
+    /// Whether smaller values come first.
     public let ascending: Bool
     /// The comparison selector (nil for comparator-based descriptors).
     public let selector: Selector?
@@ -157,6 +158,7 @@ open class NSSortDescriptor: @unchecked Sendable, Hashable, CustomStringConverti
         lhs.isEqual(rhs)
     }
 
+    /// Whether another descriptor has the same key, direction and selector (comparator-based descriptors equal only themselves).
     open func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSSortDescriptor else { return false }
         if self === other { return true }

@@ -27,6 +27,7 @@ public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConve
     /// User-info key of the format string.
     public static let formatUserInfoKey = "OCDPredicateFormat"
 
+    /// The broad kind of failure.
     public let kind: Kind
     /// What went wrong, e.g. "expected an expression".
     public let message: String
@@ -39,6 +40,7 @@ public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConve
     /// The format string being parsed.
     public let format: String
 
+    /// Creates an error for a format string.
     public init(kind: Kind, message: String, position: Int, expected: String? = nil, found: String? = nil, format: String) {
         self.kind = kind
         self.message = message

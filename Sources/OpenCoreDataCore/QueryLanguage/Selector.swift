@@ -6,6 +6,7 @@ public struct Selector: Hashable, Sendable, ExpressibleByStringLiteral, CustomSt
     /// The selector's name, colons included.
     public let name: String
 
+    /// Creates a selector from its name, colons included.
     public init(_ name: String) {
         self.name = name
     }

@@ -190,6 +190,16 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         }
     }
 
+    /// Sorted results in columnar form, when one store holds the entity and can read them so.
+    func fetchSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+                         sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
+        try withLock {
+            let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
+            guard targets.count == 1 else { return nil }
+            return try targets[0].fetchSortedRows(request, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: chunkSize)
+        }
+    }
+
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
         try withLock {
             try (request.affectedStores ?? stores).filter { $0.holds(entity) }.reduce(0) { $0 + (try $1.countRows(request, entity: entity)) }

@@ -103,6 +103,10 @@ open class NSPersistentStore: @unchecked Sendable {
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
+    /// Sorted results in columnar form (keys, sort values, section runs), read in chunks of
+    /// `chunkSize` rows; nil when the store can't read them that way.
+    func fetchSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+                         sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? { nil }
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? { nil }
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] { [] }
     /// The destinations of a to-many relationship for several sources; stores that can read them in one query override this.

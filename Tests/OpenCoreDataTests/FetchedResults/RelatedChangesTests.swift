@@ -104,7 +104,7 @@ import Testing
 }
 
 /// The Failed Banks list sorted by closing date with a batch size of 20: the controller's fetch
-/// reads IDs (and, with sections, the section names) and rows load twenty at a time.
+/// reads the IDs with their section names and sort values in one query, and rows load twenty at a time.
 @Suite struct BatchedControllerTests {
     @Test func failedBanksLoadTwentyAtATime() throws {
         let url = TestSupport.temporaryDirectory().appendingPathComponent("FailedBanksCD.sqlite")
@@ -117,7 +117,8 @@ import Testing
         let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "state", cacheName: nil)
         let (_, fetchLog) = try SQLDebugLog.capturing { try controller.performFetch() }
         let statements = fetchLog.filter { $0.hasPrefix("sql: ") }
-        #expect(statements.count == 2, "the IDs and the section names, no rows: \(statements)")
+        #expect(statements.count == 1, "one query of IDs, sort values and section names, no rows: \(statements)")
+        #expect(statements.first?.contains("t0.ZSTATE") == true && statements.first?.contains("t0.ZNAME") == true, "\(statements)")
         #expect((controller.fetchedObjects ?? []).allSatisfy { $0.isFault })
         #expect(controller.fetchedObjects?.count == 233)
         #expect((controller.sections?.count ?? 0) > 20)

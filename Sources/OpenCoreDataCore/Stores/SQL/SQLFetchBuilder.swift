@@ -60,6 +60,10 @@ struct SQLFetchBuilder {
             }
             orderings.append("\(column)\(collation) \(descriptor.ascending ? "ASC" : "DESC")")
         }
+        // Rows whose sort values are equal come in primary key order, so that results (and a
+        // fetched results controller's incremental updates) are deterministic.
+        // (Dictionary results, which may be grouped or distinct, keep the order SQLite gives.)
+        if !orderings.isEmpty && request.resultType != .dictionaryResultType { orderings.append("t0.Z_PK") }
         orderClause = orderings.isEmpty ? "" : " ORDER BY " + orderings.joined(separator: ", ")
     }
 

@@ -417,6 +417,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return rows
     }
 
+    override func fetchSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+                                  sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
+        try readSortedRows(request, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: chunkSize)
+    }
+
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
         guard schema.mapping(for: entity) != nil else { return 0 }
         var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)

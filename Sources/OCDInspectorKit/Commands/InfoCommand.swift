@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import OpenCoreData
+
+/// `ocd info <store>`: a store's type, UUID, metadata and entities with their row counts, read
+/// without changing the file.
+struct InfoCommand: InspectorCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a store's type, UUID, metadata, entities and row counts.",
+        discussion: """
+            Without --model the entities and row counts come from the store's own tables \
+            (Z_PRIMARYKEY and Z<ENTITY>), so any Core Data SQLite store can be inspected, \
+            including one copied from an Apple device. The store is opened read-only.
+            """
+    )
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    @Option(help: "A model to count objects with (.xcdatamodeld, .xcdatamodel or contents).")
+    var model: String?
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func execute(on console: Console) throws {
+        let summary = try summarize()
+        console.write(json ? summary.json.prettyPrinted() + "\n" : summary.text)
+    }
+
+    private func summarize() throws -> StoreSummary {
+        let url = URL(fileURLWithPath: store)
+        guard FileManager.default.fileExists(atPath: url.path) else { throw InspectorError.noSuchFile(url, what: "store") }
+        let type = StoreFileType.detect(url)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let journal = type == NSSQLiteStoreType ? Self.journalMode(url) : nil
+        if let model {
+            let modelURL = URL(fileURLWithPath: model)
+            let loaded = try ModelFile.load(modelURL)
+            let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+            let changed = loaded.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
+            let lines = try countObjects(url, model: loaded)
+            return StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
+                                modelPath: modelURL.path, changedEntities: changed, entities: lines)
+        }
+        guard type == NSSQLiteStoreType else {
+            throw InspectorError("a \(type) store records no entity list of its own: give --model to count its objects")
+        }
+        let lines = try StoreTables.read(url).map { entity in
+            StoreSummary.EntityLine(name: entity.name, parent: entity.parent, number: entity.number, table: entity.table,
+                                    rows: entity.rows, maxPrimaryKey: entity.maxPrimaryKey)
+        }
+        return StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
+                            modelPath: nil, changedEntities: [], entities: lines)
+    }
+
+    /// Counts each entity's objects (subentities included) through a read-only stack.
+    private func countObjects(_ url: URL, model: NSManagedObjectModel) throws -> [StoreSummary.EntityLine] {
+        let stack = try StoreStack.openReadOnly(url, model: model)
+        defer { stack.close() }
+        return try stack.context.performAndWait {
+            try model.entities.sorted { ($0.name ?? "") < ($1.name ?? "") }.map { entity in
+                let request = NSFetchRequest<NSFetchRequestResult>(entityName: entity.name ?? "")
+                return StoreSummary.EntityLine(name: entity.name ?? "?", parent: entity.superentity?.name, number: nil, table: nil,
+                                               rows: try stack.context.count(for: request), maxPrimaryKey: nil)
+            }
+        }
+    }
+
+    /// The journal mode recorded in the SQLite header (bytes 18 and 19 are 2 in WAL mode).
+    private static func journalMode(_ url: URL) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        let header = Array(handle.readData(ofLength: 20))
+        guard header.count == 20 else { return nil }
+        return header[18] == 2 ? "wal" : "rollback"
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A JSON value, built from the property-list and attribute values `ocd` prints.
+///
+/// Data becomes base64 text (as `plutil` and Core Data's metadata dumps show version hashes),
+/// dates ISO 8601 text, UUIDs and URLs their string forms.
+enum JSONValue: Encodable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.bool(a), .bool(b)): a == b
+        case let (.int(a), .int(b)): a == b
+        case let (.double(a), .double(b)): a == b
+        case let (.string(a), .string(b)): a == b
+        case let (.array(a), .array(b)): a == b
+        case let (.object(a), .object(b)): a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
+        default: false
+        }
+    }
+
+    /// Converts a value read from a store, a model or a property list.
+    init(_ value: Any?) {
+        guard let value else { self = .null; return }
+        switch value {
+        case let value as JSONValue: self = value
+        case let value as Bool: self = .bool(value)
+        case let value as any BinaryInteger: self = Int64(exactly: value).map(JSONValue.int) ?? .string("\(value)")
+        case let value as Double: self = value.isFinite ? .double(value) : .string("\(value)")
+        case let value as Float: self = value.isFinite ? .double(Double(value)) : .string("\(value)")
+        case let value as Decimal: self = .string("\(value)")
+        case let value as [String: Any]: self = .object(value.keys.sorted().map { ($0, JSONValue(value[$0])) })
+        case let value as [Any]: self = .array(value.map { JSONValue($0) })
+        case let value as Set<AnyHashable>: self = .array(value.map { JSONValue($0.base) }.sorted { "\($0)" < "\($1)" })
+        case let value as NSNumber: self = .double(value.doubleValue)
+        default: self = .string(ValueText.plain(value))
+        }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .int(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .double(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: MemberKey.self)
+            for (key, value) in members { try container.encode(value, forKey: MemberKey(key)) }
+        }
+    }
+
+    private struct MemberKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// The value as pretty-printed JSON text, members in the order given.
+    func prettyPrinted() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        // Encoding a value built from strings, numbers and containers can't fail.
+        let data = (try? encoder.encode(self)) ?? Data("null".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,633 @@
+import Foundation
+
+/// What a controller and its delegate-facing proxy share: the results as an index of row keys,
+/// the objects made from them so far, and the change tracking.
+///
+/// Objects are made only for the rows that are asked for (`object(at:)`, a section's objects,
+/// `fetchedObjects`), a batch at a time when the request has a `fetchBatchSize`. A change of k
+/// objects is applied to the index and reported in O(k log N).
+final class FetchedResultsState {
+    let request: NSFetchRequest<NSFetchRequestResult>
+    let context: NSManagedObjectContext
+    let sectionNameKeyPath: String?
+    /// The results; nil before `performFetch()` and after the context is reset.
+    private(set) var index: FetchedResultsIndex?
+    /// The on-disk cache, when the controller has a cache name.
+    var cache: FetchedResultsCache?
+    var owner: (() -> NSFetchedResultsController<NSFetchRequestResult>)?
+    /// Set by the protocol's default implementations: the delegate does not implement that method.
+    var snapshotMethodIsDefault = false
+    var differenceMethodIsDefault = false
+    private var observer: NSObjectProtocol?
+
+    /// Where row keys come from (entity and store), shared by every index this state builds.
+    private var origins: [SortedRows.Origin] = []
+    /// Rows of unsaved objects: their keys (negative, their temporary IDs' numbers) and objects.
+    private var temporaryObjects: [Int64: NSManagedObject] = [:]
+    private var temporaryKeys: [ObjectIdentifier: Int64] = [:]
+    /// Made on demand. A change only marks it stale: dropping a million references would cost
+    /// O(N) in the change; it is replaced at the next `fetchedObjects`, which is O(N) anyway.
+    private var objectsCache: [NSManagedObject]?
+    private var objectsCacheIsStale = false
+    private var sectionsCache: [FetchedResultsSection]?
+
+    weak var delegate: NSFetchedResultsControllerDelegate? {
+        didSet {
+            implementsSnapshot = nil
+            implementsDifference = nil
+            updateObservation()
+        }
+    }
+    /// What the current delegate implements, learned the first time each form is offered.
+    private var implementsSnapshot: Bool?
+    private var implementsDifference: Bool?
+
+    init(request: NSFetchRequest<NSFetchRequestResult>, context: NSManagedObjectContext, sectionNameKeyPath: String?) {
+        self.request = request
+        self.context = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+    }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    func indexTitle(for sectionName: String) -> String? {
+        if let owner, let custom = delegate?.controller(owner(), sectionIndexTitleForSectionName: sectionName) { return custom }
+        return sectionName.first.map { String($0).uppercased() }
+    }
+
+    private var descriptors: [NSSortDescriptor] { request.sortDescriptors ?? [] }
+
+    private var entity: NSEntityDescription? {
+        context.persistentStoreCoordinator.flatMap { try? request.resolvedEntity(in: $0.managedObjectModel) }
+    }
+
+    // MARK: Fetching
+
+    func performFetch() throws {
+        guard !descriptors.isEmpty else {
+            throw CoreDataError.make(.coreData, "An NSFetchedResultsController requires a fetch request with sort descriptors.")
+        }
+        install(try fetchRows())
+        updateObservation()
+        if hasStreams { publish(initialUpdate()) }
+        // As on Apple platforms, a snapshot delegate receives the fetched state at once.
+        if let delegate, let owner { _ = offerSnapshot(reloading: [], to: delegate, controller: owner()) }
+    }
+
+    private func install(_ rows: SortedRows) {
+        index = FetchedResultsIndex(rows: adopt(rows), descriptors: descriptors)
+        objectsCache = nil
+        sectionsCache = nil
+    }
+
+    /// The results from a valid cache, or from a fetch (which then refreshes the cache).
+    private func fetchRows() throws -> SortedRows {
+        guard let cache, let coordinator = context.persistentStoreCoordinator, !context.hasChanges else {
+            return try fetchFromStore()
+        }
+        let fingerprint = FetchedResultsCache.fingerprint(request, sectionNameKeyPath: sectionNameKeyPath)
+        let stores = coordinator.persistentStores
+        let token = FetchedResultsCache.storeToken(stores)
+        if let cached = try cache.load(fingerprint: fingerprint, token: token, model: coordinator.managedObjectModel, stores: stores) {
+            return cached
+        }
+        let rows = try fetchFromStore()
+        cache.save(rows, fingerprint: fingerprint, token: token, stores: stores)
+        return rows
+    }
+
+    /// The results as the store (and the context's pending changes) give them. With a batch size
+    /// and no pending changes to the entity, one columnar query reads them without making objects.
+    private func fetchFromStore() throws -> SortedRows {
+        guard let coordinator = context.persistentStoreCoordinator else { _ = try context.requireParentStore(); return SortedRows() }
+        let entity = try request.resolvedEntity(in: coordinator.managedObjectModel)
+        let objectRequest = request.asObjectRequest()
+        if request.fetchBatchSize > 0, context.parent == nil, !context.hasPendingChanges(affecting: entity) {
+            try FetchValidation.validate(objectRequest, entity: entity)
+            if let rows = try coordinator.fetchSortedRows(objectRequest, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: FetchedResultsIndex.chunkSize) {
+                return rows
+            }
+        }
+        let objects = try context.fetch(objectRequest).compactMap { $0 as? NSManagedObject }
+        return try sortedRows(of: objects, entity: entity)
+    }
+
+    /// Fetched objects in columnar form.
+    private func sortedRows(of objects: [NSManagedObject], entity: NSEntityDescription) throws -> SortedRows {
+        var rows = SortedRows()
+        rows.origins = origins
+        let kinds = descriptors.map { SortValue.Kind(Self.property(at: $0.key, from: entity)) }
+        var chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
+        var seen: Set<String> = []
+        for (position, object) in objects.enumerated() {
+            chunk.keys.append(key(of: object, origins: &rows.origins))
+            for (column, descriptor) in descriptors.enumerated() {
+                chunk.columns[column].append(SortValue(descriptor.value(of: object), kind: kinds[column]))
+            }
+            let name = sectionName(of: object)
+            if rows.sections.last?.name == name {
+                rows.sections[rows.sections.count - 1].count += 1
+            } else {
+                guard seen.insert(name).inserted else { throw SectionNaming.outOfOrderError(index: position, name: name) }
+                rows.sections.append((name, 1))
+            }
+            if chunk.count == FetchedResultsIndex.chunkSize {
+                rows.chunks.append(chunk)
+                chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
+            }
+        }
+        if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+        return rows
+    }
+
+    /// The attribute or relationship a key path ends at, nil when it can't be followed.
+    static func property(at keyPath: String?, from entity: NSEntityDescription) -> NSPropertyDescription? {
+        guard let keyPath else { return nil }
+        var current: NSEntityDescription? = entity
+        var property: NSPropertyDescription?
+        for component in keyPath.split(separator: ".") {
+            guard let found = current?.frozenPropertiesByName[String(component)] else { return nil }
+            property = found
+            current = (found as? NSRelationshipDescription)?.destinationEntity
+        }
+        return property
+    }
+
+    /// Rows whose keys use this state's origins (renumbering keys only if the rows numbered theirs
+    /// differently).
+    private func adopt(_ rows: SortedRows) -> SortedRows {
+        var mapping: [Int] = []
+        for origin in rows.origins { mapping.append(originIndex(entity: origin.entity, store: origin.store)) }
+        guard mapping.enumerated().contains(where: { $0.offset != $0.element }) else { return rows }
+        var renumbered = rows
+        for chunk in renumbered.chunks.indices {
+            for row in renumbered.chunks[chunk].keys.indices {
+                let key = renumbered.chunks[chunk].keys[row]
+                guard key >= 0 else { continue }
+                renumbered.chunks[chunk].keys[row] = SortedRows.key(primaryKey: SortedRows.primaryKey(of: key), origin: mapping[SortedRows.originIndex(of: key)])
+            }
+        }
+        return renumbered
+    }
+
+    private func originIndex(entity: NSEntityDescription, store: NSPersistentStore) -> Int {
+        if let index = origins.firstIndex(where: { $0.entity === entity && $0.store === store }) { return index }
+        origins.append(SortedRows.Origin(entity: entity, store: store))
+        return origins.count - 1
+    }
+
+    // MARK: Keys and objects
+
+    /// An object's row key (registering an unsaved object under its temporary number).
+    private func key(of object: NSManagedObject, origins table: inout [SortedRows.Origin]) -> Int64 {
+        let id = object.objectID
+        if id.isTemporaryID {
+            temporaryObjects[id.key.primaryKey] = object
+            temporaryKeys[ObjectIdentifier(object)] = id.key.primaryKey
+            return id.key.primaryKey
+        }
+        guard let store = id.persistentStore else { return id.key.primaryKey }
+        let origin: Int
+        if let known = table.firstIndex(where: { $0.entity === id.entity && $0.store === store }) {
+            origin = known
+        } else {
+            table.append(SortedRows.Origin(entity: id.entity, store: store))
+            origin = table.count - 1
+        }
+        return SortedRows.key(primaryKey: id.key.primaryKey, origin: origin)
+    }
+
+    private func key(of object: NSManagedObject) -> Int64 {
+        key(of: object, origins: &origins)
+    }
+
+    /// The key under which the results hold an object, nil when they don't.
+    private func indexedKey(of object: NSManagedObject) -> Int64? {
+        guard let index else { return nil }
+        if let temporary = temporaryKeys[ObjectIdentifier(object)], index.contains(temporary) { return temporary }
+        guard !object.objectID.isTemporaryID else { return nil }
+        let key = key(of: object)
+        return index.contains(key) ? key : nil
+    }
+
+    /// Rows of objects saved since they entered the results take their permanent keys.
+    private func refreshTemporaryKeys() {
+        guard !temporaryKeys.isEmpty, let index else { return }
+        for (identity, temporary) in temporaryKeys {
+            guard let object = temporaryObjects[temporary], index.contains(temporary) else {
+                temporaryKeys[identity] = nil
+                temporaryObjects[temporary] = nil
+                continue
+            }
+            guard !object.objectID.isTemporaryID else { continue }
+            temporaryKeys[identity] = nil
+            temporaryObjects[temporary] = nil
+            index.rekey(temporary, to: key(of: object))
+        }
+    }
+
+    /// The object ID of a row key.
+    func objectID(forKey key: Int64) -> NSManagedObjectID {
+        if key < 0, let object = temporaryObjects[key] { return object.objectID }
+        let origin = origins[SortedRows.originIndex(of: key)]
+        return origin.store.objectID(for: origin.entity, primaryKey: SortedRows.primaryKey(of: key))
+    }
+
+    /// The object of a row key: registered, or a new fault.
+    private func object(forKey key: Int64) -> NSManagedObject {
+        if key < 0, let object = temporaryObjects[key] { return object }
+        return context.object(with: objectID(forKey: key))
+    }
+
+    /// The objects of a range of rows; with a batch size, the ones not loaded yet load together
+    /// (in batches of the batch size) when the first of them fires its fault.
+    private func objects(in range: Range<Int>) -> [NSManagedObject] {
+        guard let index else { return [] }
+        let objects = index.keys(in: range).map(object(forKey:))
+        let size = request.fetchBatchSize
+        guard size > 0 else { return objects }
+        var start = 0
+        while start < objects.count {
+            let batch = objects[start..<min(start + size, objects.count)].filter { $0.committedValues == nil && !$0.isInserted && $0.faultBatch == nil }
+            if !batch.isEmpty {
+                let faults = FaultBatch(ids: batch.map(\.objectID), size: batch.count)
+                for (position, object) in batch.enumerated() {
+                    object.faultBatch = faults
+                    object.faultBatchIndex = position
+                }
+            }
+            start += size
+        }
+        return objects
+    }
+
+    // MARK: Reading
+
+    var fetchedObjects: [NSManagedObject]? {
+        guard let index else { return nil }
+        if let objectsCache, !objectsCacheIsStale { return objectsCache }
+        objectsCache = nil
+        let objects = objects(in: 0..<index.count)
+        objectsCache = objects
+        objectsCacheIsStale = false
+        return objects
+    }
+
+    var sections: [FetchedResultsSection]? {
+        guard let index else { return nil }
+        if let sectionsCache { return sectionsCache }
+        let sections = index.sectionNames.map { FetchedResultsSection(name: $0, indexTitle: indexTitle(for: $0), state: self) }
+        sectionsCache = sections
+        return sections
+    }
+
+    /// The object at an index path, nil when it is out of range.
+    func object(at indexPath: IndexPath) -> NSManagedObject? {
+        guard let index, let position = index.position(of: indexPath) else { return nil }
+        let size = max(request.fetchBatchSize, 1)
+        let start = position / size * size
+        let batch = objects(in: start..<min(start + size, index.count))
+        return batch[position - start]
+    }
+
+    func indexPath(of object: NSManagedObject) -> IndexPath? {
+        guard let index, let key = indexedKey(of: object), let position = index.position(of: key) else { return nil }
+        return index.indexPath(at: position)
+    }
+
+    func numberOfObjects(inSectionNamed name: String) -> Int? {
+        guard let index, let section = index.section(named: name) else { return nil }
+        return index.sectionRowCounts[section]
+    }
+
+    func objects(inSectionNamed name: String) -> [NSManagedObject]? {
+        guard let index, let section = index.section(named: name) else { return nil }
+        let start = index.sectionStart(section)
+        return objects(in: start..<(start + index.sectionRowCounts[section]))
+    }
+
+    /// The section name of an object: its value at the section key path as text, "" for nil.
+    private func sectionName(of object: NSManagedObject) -> String {
+        guard let sectionNameKeyPath else { return "" }
+        return SectionNaming.name(from: object.value(forKeyPath: sectionNameKeyPath))
+    }
+
+    // MARK: Observation
+
+    private func updateObservation() {
+        if (delegate == nil && streams.withLock({ $0.isEmpty })) || index == nil {
+            if let observer { NotificationCenter.default.removeObserver(observer) }
+            observer = nil
+            return
+        }
+        guard observer == nil else { return }
+        let box = UncheckedSendable(self)
+        observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { note in
+            box.value.contextDidChange(note)
+        }
+    }
+
+    // MARK: AsyncSequence of updates
+
+    let streams = LockedValue<[UUID: AsyncStream<FetchedResultsUpdate>.Continuation]>([:])
+
+    /// A stream of updates; it starts with the current state when the results are fetched.
+    func updates() -> AsyncStream<FetchedResultsUpdate> {
+        let (stream, continuation) = AsyncStream<FetchedResultsUpdate>.makeStream(bufferingPolicy: .unbounded)
+        let token = UUID()
+        streams.withLock { $0[token] = continuation }
+        let box = UncheckedSendable(self)
+        continuation.onTermination = { _ in
+            box.value.streams.withLock { _ = $0.removeValue(forKey: token) }
+        }
+        if index != nil { continuation.yield(initialUpdate()) }
+        updateObservation()
+        return stream
+    }
+
+    private var hasStreams: Bool { !streams.withLock { $0.isEmpty } }
+
+    /// The first element of a stream: the whole state, as insertions.
+    private func initialUpdate() -> FetchedResultsUpdate {
+        let ids = (index?.allKeys ?? []).map(objectID(forKey:))
+        let inserts = ids.enumerated().map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.offset, element: $0.element, associatedWith: nil) }
+        return FetchedResultsUpdate(snapshot: snapshot(reloading: []), difference: CollectionDifference(inserts)!)
+    }
+
+    private func publish(_ update: FetchedResultsUpdate) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(update) }
+    }
+
+    /// Hands the delegate a snapshot if it implements the snapshot form; returns whether it does.
+    private func offerSnapshot(reloading changed: [NSManagedObject], to delegate: NSFetchedResultsControllerDelegate,
+                               controller: NSFetchedResultsController<NSFetchRequestResult>) -> Bool {
+        guard implementsSnapshot != false else { return false }
+        snapshotMethodIsDefault = false
+        delegate.controller(controller, didChangeContentWith: snapshot(reloading: changed))
+        implementsSnapshot = !snapshotMethodIsDefault
+        return implementsSnapshot == true
+    }
+
+    /// The results as a snapshot: section names and object IDs, changed objects marked reloaded.
+    private func snapshot(reloading changed: [NSManagedObject]) -> NSDiffableDataSourceSnapshot<String, NSManagedObjectID> {
+        var snapshot = NSDiffableDataSourceSnapshot<String, NSManagedObjectID>()
+        guard let index else { return snapshot }
+        var start = 0
+        for (section, name) in index.sectionNames.enumerated() {
+            let count = index.sectionRowCounts[section]
+            snapshot.appendSections([name])
+            snapshot.appendItems(index.keys(in: start..<(start + count)).map(objectID(forKey:)), toSection: name)
+            start += count
+        }
+        snapshot.reloadItems(changed.map(\.objectID))
+        return snapshot
+    }
+
+    // MARK: Tracking changes
+
+    /// Applies a context change to the results and reports it to the delegate.
+    private func contextDidChange(_ note: Notification) {
+        guard let index, let owner, delegate != nil || hasStreams else { return }
+        let info = note.userInfo ?? [:]
+        if info[NSInvalidatedAllObjectsKey] != nil {
+            // After reset(), a new performFetch is needed (as in Core Data).
+            self.index = nil
+            objectsCacheIsStale = true
+            sectionsCache = nil
+            return
+        }
+        guard let entity else { return }
+        let belongs: (NSManagedObject) -> Bool = { [request] object in
+            request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity
+        }
+        func objects(_ key: String) -> [NSManagedObject] {
+            ((info[key] as? Set<NSManagedObject>) ?? []).filter(belongs)
+        }
+        let deleted = objects(NSDeletedObjectsKey) + objects(NSInvalidatedObjectsKey)
+        let gone = Set(deleted.map { ObjectIdentifier($0) })
+        var changed: [NSManagedObject] = []
+        var seen = gone
+        // Beyond Apple: objects whose related objects (read by the predicate, a sort key or the
+        // section key path through a to-one relationship) changed are re-judged too.
+        for object in objects(NSInsertedObjectsKey) + objects(NSUpdatedObjectsKey) + objects(NSRefreshedObjectsKey) + relatedObjectsAffected(by: info).filter(belongs)
+        where seen.insert(ObjectIdentifier(object)).inserted {
+            changed.append(object)
+        }
+        guard !deleted.isEmpty || !changed.isEmpty else { return }
+        refreshTemporaryKeys()
+        let oldSections = index.sectionNames
+        var rows: [FetchedResultsChanges.TouchedRow]
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            // Beyond Apple: the limit and offset hold while tracking. Objects outside the window
+            // can enter it, so the window is fetched again (with the context's pending changes).
+            guard let diffed = refetchAndCompare(changed: changed) else { return }
+            rows = diffed
+        } else if let applied = apply(deleted: deleted, changed: changed, to: index) {
+            rows = applied
+        } else {
+            // The sort does not keep sections together (performFetch would have thrown 134060):
+            // the results can't be kept, as in Core Data a new performFetch is needed.
+            CoreDataLog.logger.error("NSFetchedResultsController: a changed object's section name is out of order for the sort descriptors; call performFetch() again after fixing them (134060).")
+            self.index = nil
+            objectsCacheIsStale = true
+            sectionsCache = nil
+            return
+        }
+        guard let current = self.index else { return }
+        report(FetchedResultsChanges(rows: rows, oldSections: oldSections, newSections: current.sectionNames), owner: owner)
+    }
+
+    /// Applies deletions and changes to the index in place; nil when a changed object's section
+    /// does not border its place (the sort does not group the sections).
+    private func apply(deleted: [NSManagedObject], changed: [NSManagedObject], to index: FetchedResultsIndex) -> [FetchedResultsChanges.TouchedRow]? {
+        // Where touched rows were, before anything moves.
+        var old: [ObjectIdentifier: (key: Int64, place: FetchedResultsChanges.Place)] = [:]
+        for object in deleted + changed {
+            guard let key = indexedKey(of: object), let position = index.position(of: key) else { continue }
+            old[ObjectIdentifier(object)] = (key, FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position)))
+        }
+        for entry in old.values { index.remove(entry.key) }
+        // Sections left empty go now: a row whose name matches one joins it again as a new section
+        // (same name, so not reported), and empty sections never sit ambiguously at a boundary.
+        index.removeEmptySections()
+        // Changed objects that belong in the results go back in, in sort order.
+        var entering: [(object: NSManagedObject, key: Int64, values: [SortValue], name: String)] = []
+        for object in changed where !object.isDeleted && object.managedObjectContext === context {
+            guard request.predicate?.evaluate(with: object) ?? true else { continue }
+            let values = zip(descriptors, index.kinds).map { SortValue($0.value(of: object), kind: $1) }
+            entering.append((object, key(of: object), values, sectionName(of: object)))
+        }
+        do {
+            for entry in entering { try index.insert(entry.key, values: entry.values, sectionName: entry.name) }
+        } catch {
+            return nil
+        }
+        index.removeEmptySections()
+        objectsCacheIsStale = true
+        sectionsCache = nil
+        var rows: [FetchedResultsChanges.TouchedRow] = []
+        var placed = Set<ObjectIdentifier>()
+        for entry in entering {
+            guard let position = index.position(of: entry.key) else { continue }
+            placed.insert(ObjectIdentifier(entry.object))
+            let new = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
+            rows.append(FetchedResultsChanges.TouchedRow(object: entry.object, old: old[ObjectIdentifier(entry.object)]?.place, new: new, changed: true))
+        }
+        for object in deleted + changed where !placed.contains(ObjectIdentifier(object)) {
+            guard let was = old[ObjectIdentifier(object)] else { continue }
+            rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was.place, new: nil, changed: true))
+        }
+        return rows
+    }
+
+    /// Fetches the results again and compares them with the current ones: the rows that left,
+    /// entered, or changed. O(N); used for windows (limit, offset).
+    private func refetchAndCompare(changed: [NSManagedObject]) -> [FetchedResultsChanges.TouchedRow]? {
+        guard let old = index else { return nil }
+        let fresh: SortedRows
+        do {
+            fresh = try refetch(judging: changed)
+        } catch {
+            CoreDataLog.logger.error("NSFetchedResultsController: the results could not be brought up to date: \(error)")
+            return nil
+        }
+        let oldKeys = old.allKeys
+        let oldPositions = Dictionary(oldKeys.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let oldObjects = oldKeys.map { $0 < 0 ? temporaryObjects[$0] : nil }
+        install(fresh)
+        guard let new = index else { return nil }
+        let newKeys = new.allKeys
+        let newPositions = Dictionary(newKeys.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let changedKeys = Set(changed.map { key(of: $0) })
+        var rows: [FetchedResultsChanges.TouchedRow] = []
+        for (position, key) in oldKeys.enumerated() where newPositions[key] == nil {
+            let object = oldObjects[position] ?? object(forKey: key)
+            rows.append(FetchedResultsChanges.TouchedRow(object: object, old: FetchedResultsChanges.Place(position: position, path: old.indexPath(at: position)), new: nil, changed: changedKeys.contains(key)))
+        }
+        for (position, key) in newKeys.enumerated() {
+            let newPlace = FetchedResultsChanges.Place(position: position, path: new.indexPath(at: position))
+            if let was = oldPositions[key] {
+                guard changedKeys.contains(key) else { continue }
+                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: FetchedResultsChanges.Place(position: was, path: old.indexPath(at: was)), new: newPlace, changed: true))
+            } else {
+                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: nil, new: newPlace, changed: changedKeys.contains(key)))
+            }
+        }
+        return rows
+    }
+
+    /// The results fetched again, with the changed objects (also those changed only through a
+    /// related object, which the context's pending-change merge does not re-judge) judged in
+    /// memory, then the offset and limit applied.
+    private func refetch(judging changed: [NSManagedObject]) throws -> SortedRows {
+        guard let entity else { return try fetchFromStore() }
+        let unlimited = request.asObjectRequest()
+        unlimited.fetchLimit = 0
+        unlimited.fetchOffset = 0
+        unlimited.fetchBatchSize = 0
+        var objects = try context.fetch(unlimited).compactMap { $0 as? NSManagedObject }
+        let judged = Set(changed.map { ObjectIdentifier($0) })
+        let matches = { [request, context] (object: NSManagedObject) -> Bool in
+            !object.isDeleted && object.managedObjectContext === context && (request.predicate?.evaluate(with: object) ?? true)
+        }
+        objects.removeAll { judged.contains(ObjectIdentifier($0)) && !matches($0) }
+        var present = Set(objects.map { ObjectIdentifier($0) })
+        for object in changed where !present.contains(ObjectIdentifier(object)) && matches(object) {
+            objects.append(object)
+            present.insert(ObjectIdentifier(object))
+        }
+        objects.sortAsStored(by: descriptors)
+        if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        return try sortedRows(of: objects, entity: entity)
+    }
+
+    /// The to-one relationships (first key path steps) the request's predicate, sorts and sections read through.
+    private lazy var readRelationships: [NSRelationshipDescription] = {
+        guard let entity else { return [] }
+        var keyPaths = descriptors.compactMap(\.key)
+        if let sectionNameKeyPath { keyPaths.append(sectionNameKeyPath) }
+        func collect(_ predicate: NSPredicate?) {
+            if let compound = predicate as? NSCompoundPredicate { compound.predicates.forEach(collect) }
+            if let comparison = predicate as? NSComparisonPredicate {
+                for expression in [comparison.leftExpression, comparison.rightExpression] where expression.expressionType == .keyPath {
+                    keyPaths.append(expression.keyPath)
+                }
+            }
+        }
+        collect(request.predicate)
+        var result: [NSRelationshipDescription] = []
+        for keyPath in keyPaths {
+            let parts = keyPath.split(separator: ".")
+            guard parts.count > 1, let relationship = entity.frozenRelationshipsByName[String(parts[0])], !relationship.isToMany,
+                  !result.contains(where: { $0 === relationship }) else { continue }
+            result.append(relationship)
+        }
+        return result
+    }()
+
+    /// The objects of the results' entity whose related objects (through a relationship the
+    /// request reads) changed.
+    private func relatedObjectsAffected(by info: [AnyHashable: Any]) -> [NSManagedObject] {
+        guard !readRelationships.isEmpty else { return [] }
+        var changed: [NSManagedObject] = []
+        for key in [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSRefreshedObjectsKey] {
+            changed += (info[key] as? Set<NSManagedObject>) ?? []
+        }
+        var affected: [NSManagedObject] = []
+        for relationship in readRelationships {
+            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship else { continue }
+            for related in changed where related.entity.isKindOf(entity: destination) && !related.isDeleted {
+                if inverse.isToMany {
+                    affected += related.relationshipSet(for: inverse).members
+                } else if let source = related.toOneDestination(inverse) {
+                    affected.append(source)
+                }
+            }
+        }
+        return affected
+    }
+
+    /// Reports a change to the streams and to the delegate in the form it implements.
+    private func report(_ changes: FetchedResultsChanges, owner: () -> NSFetchedResultsController<NSFetchRequestResult>) {
+        guard !changes.isEmpty else { return }
+        cache?.delete()
+        if hasStreams {
+            publish(FetchedResultsUpdate(snapshot: snapshot(reloading: changes.changedSurvivors), difference: changes.difference(id: \.objectID)))
+        }
+        guard let delegate else { return }
+        let controller = owner()
+        // The snapshot and difference forms, when the delegate implements one, replace the rest.
+        if offerSnapshot(reloading: changes.changedSurvivors, to: delegate, controller: controller) { return }
+        if sectionNameKeyPath == nil, implementsDifference != false {
+            differenceMethodIsDefault = false
+            delegate.controller(controller, didChangeContentWith: changes.difference(id: \.objectID))
+            implementsDifference = !differenceMethodIsDefault
+            if implementsDifference == true { return }
+        }
+        delegate.controllerWillChangeContent(controller)
+        for (index, name) in changes.deletedSections {
+            let section = FetchedResultsSection(name: name, indexTitle: indexTitle(for: name),
+                                                objects: changes.objects.filter { $0.type == .delete && $0.old?.section == index }.sorted { $0.old!.row < $1.old!.row }.map(\.object))
+            delegate.controller(controller, didChange: section, atSectionIndex: index, for: .delete)
+        }
+        for (index, name) in changes.insertedSections {
+            delegate.controller(controller, didChange: FetchedResultsSection(name: name, indexTitle: indexTitle(for: name), state: self), atSectionIndex: index, for: .insert)
+        }
+        for change in changes.objects {
+            delegate.controller(controller, didChange: change.object, at: change.old, for: change.type, newIndexPath: change.new)
+        }
+        delegate.controllerDidChangeContent(controller)
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Whether unsaved inserts, updates or deletes touch objects of an entity (or its subentities).
+    func hasPendingChanges(affecting entity: NSEntityDescription) -> Bool {
+        insertedObjects.contains { $0.entity.isKindOf(entity: entity) }
+            || updatedObjects.contains { $0.entity.isKindOf(entity: entity) }
+            || deletedObjects.contains { $0.entity.isKindOf(entity: entity) }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// A run of rows of sorted results: each row's key and its value for each sort descriptor.
+///
+/// Invariant: `columns[c].count == keys.count` for every column.
+struct SortedRowsChunk {
+    var keys = ContiguousArray<Int64>()
+    var columns: [SortValueColumn]
+
+    init(kinds: [SortValue.Kind], capacity: Int) {
+        keys.reserveCapacity(capacity)
+        columns = kinds.map { kind in
+            var column = SortValueColumn(kind: kind)
+            column.reserveCapacity(capacity)
+            return column
+        }
+    }
+
+    private init(keys: ContiguousArray<Int64>, columns: [SortValueColumn]) {
+        self.keys = keys
+        self.columns = columns
+    }
+
+    var count: Int { keys.count }
+
+    /// Moves the rows from `index` on into a new chunk.
+    mutating func split(at index: Int) -> SortedRowsChunk {
+        let tailKeys = ContiguousArray(keys[index...])
+        keys.removeSubrange(index...)
+        var tailColumns: [SortValueColumn] = []
+        for column in columns.indices { tailColumns.append(columns[column].split(at: index)) }
+        return SortedRowsChunk(keys: tailKeys, columns: tailColumns)
+    }
+}
+
+/// The results of a sorted fetch in columnar form: row keys in order, with sort values and the
+/// section runs, read without making an object or an object ID per row.
+///
+/// A row key is the row's primary key; for a row of another entity (a subentity of the fetched
+/// entity) or another store, the index of its origin in `origins` (which starts with the fetched
+/// entity in the first store) is added above bit 40. Unsaved objects have negative keys (their
+/// temporary IDs' numbers).
+struct SortedRows {
+    /// Where rows come from: an entity in a store.
+    struct Origin {
+        let entity: NSEntityDescription
+        let store: NSPersistentStore
+    }
+
+    static let entityShift: Int64 = 40
+    static let primaryKeyMask: Int64 = (1 << 40) - 1
+
+    var chunks: [SortedRowsChunk] = []
+    /// Consecutive sections: name and number of rows.
+    var sections: [(name: String, count: Int)] = []
+    /// The origins of the rows' keys, the fetched entity in the first store first.
+    var origins: [Origin] = []
+    var count: Int { chunks.reduce(0) { $0 + $1.count } }
+
+    /// The primary key of a row key.
+    @inline(__always)
+    static func primaryKey(of key: Int64) -> Int64 { key >= 0 ? key & primaryKeyMask : key }
+
+    /// The origin index of a row key.
+    @inline(__always)
+    static func originIndex(of key: Int64) -> Int { key >= 0 ? Int(key >> entityShift) : 0 }
+
+    /// A row key from a primary key and an origin index.
+    @inline(__always)
+    static func key(primaryKey: Int64, origin: Int) -> Int64 { origin == 0 ? primaryKey : primaryKey | (Int64(origin) << entityShift) }
+
+    /// The order of two keys whose sort values are equal: primary keys ascending, unsaved
+    /// (negative, temporary) ones after all saved ones, oldest first.
+    @inline(__always)
+    static func tieRank(_ key: Int64) -> Int64 { key >= 0 ? key & primaryKeyMask : (Int64.max / 2) &- key }
+}
+
+/// How section names come from values, for every path that computes them.
+enum SectionNaming {
+    /// A section key path's value as a section name: "" for nil, strings as they are, other values
+    /// as they print.
+    static func name(from value: Any?) -> String {
+        switch value {
+        case nil, is NSNull: return ""
+        case let string as String: return string
+        case let value?: return "\(value)"
+        }
+    }
+
+    /// Core Data's error for results whose section names are not grouped by the sort (134060).
+    static func outOfOrderError(index: Int, name: String) -> NSError {
+        CoreDataError.make(.coreData, "The fetched object at index \(index) has an out of order section name '\(name)'. Objects must be sorted by section name.",
+                           userInfo: ["index": index, "sectionName": name])
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension SQLiteStore {
+    /// Reads sorted results in columnar form for a fetched results controller: one query of the
+    /// primary keys, the sort columns and the section column, in the request's order, with no object
+    /// or object ID made per row. Nil when a sort or section key is not a stored attribute.
+    func readSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+                        sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
+        guard let mapping = schema.mapping(for: entity), let sorts = request.sortDescriptors, !sorts.isEmpty else { return nil }
+        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        defer { query.releaseTokens() }
+        var columns = ["t0.Z_PK"]
+        let readsEntity = mapping.numbersWithSubentities.count > 1 && request.includesSubentities
+        if readsEntity { columns.append("t0.Z_ENT") }
+        func column(for keyPath: String) throws -> (Int32, NSAttributeDescription)? {
+            let (sql, property) = try query.columnReference(forKeyPath: keyPath, from: "t0", entity: entity)
+            guard let attribute = property as? NSAttributeDescription, attribute.attributeType != .transformableAttributeType else { return nil }
+            if let existing = columns.firstIndex(of: sql) { return (Int32(existing), attribute) }
+            columns.append(sql)
+            return (Int32(columns.count - 1), attribute)
+        }
+        var sortColumns: [(index: Int32, kind: SortValue.Kind, read: SQLiteValueCoding.ColumnKind)] = []
+        for descriptor in sorts {
+            guard let key = descriptor.key, let (index, attribute) = try column(for: key) else { return nil }
+            sortColumns.append((index, SortValue.Kind(attribute), SQLiteValueCoding.ColumnKind(attribute)))
+        }
+        var sectionColumn: (index: Int32, read: SQLiteValueCoding.ColumnKind)?
+        if let sectionNameKeyPath {
+            guard let (index, attribute) = try column(for: sectionNameKeyPath) else { return nil }
+            sectionColumn = (index, SQLiteValueCoding.ColumnKind(attribute))
+        }
+        let sql = query.selectSQL(columns: columns)
+        let kinds = sortColumns.map(\.kind)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result: SortedRows = try read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(StatementArguments(query.arguments))
+            let handle = statement.sqliteStatement
+            defer { sqlite3_reset(handle) }
+            var rows = SortedRows()
+            rows.origins = [SortedRows.Origin(entity: entity, store: self)]
+            var originByNumber: [Int: Int] = [mapping.number: 0]
+            var chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize)
+            var sections = SectionRunBuilder()
+            var rowIndex = 0
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+                let pk = sqlite3_column_int64(handle, 0)
+                var origin = 0
+                if readsEntity {
+                    let number = Int(sqlite3_column_int64(handle, 1))
+                    if let known = originByNumber[number] {
+                        origin = known
+                    } else if let member = schema.entity(number: number) {
+                        origin = rows.origins.count
+                        rows.origins.append(SortedRows.Origin(entity: member, store: self))
+                        originByNumber[number] = origin
+                    }
+                }
+                chunk.keys.append(SortedRows.key(primaryKey: pk, origin: origin))
+                for (position, sortColumn) in sortColumns.enumerated() {
+                    let index = sortColumn.index
+                    let isNull = sqlite3_column_type(handle, index) == SQLITE_NULL
+                    switch sortColumn.kind {
+                    case .integer: chunk.columns[position].appendInteger(isNull ? 0 : sqlite3_column_int64(handle, index), isNull: isNull)
+                    case .double: chunk.columns[position].appendDouble(isNull ? .nan : sqlite3_column_double(handle, index))
+                    case .string, .other:
+                        chunk.columns[position].append(SortValue(SQLiteValueCoding.read(handle, index, sortColumn.read), kind: sortColumn.kind))
+                    }
+                }
+                if let sectionColumn {
+                    try sections.add(handle, column: sectionColumn.index, kind: sectionColumn.read, row: rowIndex)
+                }
+                rowIndex += 1
+                if chunk.count == chunkSize {
+                    rows.chunks.append(chunk)
+                    chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize)
+                }
+            }
+            if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+            rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.finish()
+            return rows
+        }
+        query.log(sql: sql, rows: result.count, start: start)
+        return result
+    }
+}
+
+/// Splits a sorted column into section runs, naming a section only when the raw value changes.
+private struct SectionRunBuilder {
+    private var runs: [(name: String, count: Int)] = []
+    private var seen: Set<String> = []
+    private var currentName: String?
+    private var currentCount = 0
+    private var previousType: Int32 = -1
+    private var previousInteger: Int64 = 0
+    private var previousDouble: Double = 0
+    private var previousBytes: [UInt8] = []
+
+    mutating func add(_ handle: OpaquePointer, column: Int32, kind: SQLiteValueCoding.ColumnKind, row: Int) throws {
+        let type = sqlite3_column_type(handle, column)
+        var changed = type != previousType
+        switch type {
+        case SQLITE_INTEGER:
+            let value = sqlite3_column_int64(handle, column)
+            changed = changed || value != previousInteger
+            previousInteger = value
+        case SQLITE_FLOAT:
+            let value = sqlite3_column_double(handle, column)
+            changed = changed || value != previousDouble
+            previousDouble = value
+        case SQLITE_NULL:
+            break
+        default:
+            let bytes = sqlite3_column_blob(handle, column)
+            let count = Int(sqlite3_column_bytes(handle, column))
+            let buffer = UnsafeRawBufferPointer(start: bytes, count: count)
+            if changed || !previousBytes.elementsEqual(buffer) {
+                changed = true
+                previousBytes = Array(buffer)
+            }
+        }
+        previousType = type
+        if changed || currentName == nil {
+            let name = SectionNaming.name(from: SQLiteValueCoding.read(handle, column, kind))
+            if name != currentName {
+                if let currentName { runs.append((currentName, currentCount)) }
+                guard seen.insert(name).inserted else { throw SectionNaming.outOfOrderError(index: row, name: name) }
+                currentName = name
+                currentCount = 0
+            }
+        }
+        currentCount += 1
+    }
+
+    mutating func finish() -> [(name: String, count: Int)] {
+        if let currentName { runs.append((currentName, currentCount)) }
+        return runs
+    }
+}

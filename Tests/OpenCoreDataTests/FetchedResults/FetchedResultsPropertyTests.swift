@@ -1,0 +1,184 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// Random sequences of changes against fetched results controllers in every configuration: with
+/// and without sections (also through a relationship), batch size, fetch limit and a predicate.
+/// After every save, a table that applies the delegate's callbacks with UITableView's rules, and a
+/// snapshot delegate's latest snapshot, must both equal a fresh fetch.
+@Suite struct FetchedResultsPropertyTests {
+    struct Configuration: CustomStringConvertible, Sendable {
+        let sectionKeyPath: String?
+        let batchSize: Int
+        let limit: Int
+        let predicate: String?
+
+        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none")" }
+
+        var sortDescriptors: [NSSortDescriptor] {
+            var sorts = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true)]
+            if let sectionKeyPath { sorts.insert(NSSortDescriptor(key: sectionKeyPath, ascending: true), at: 0) }
+            return sorts
+        }
+
+        static let all: [Configuration] = {
+            var result: [Configuration] = []
+            for sections in [nil, "tier", "department.name"] {
+                for batch in [0, 20] {
+                    for limit in [0, 7] {
+                        for predicate in [nil, "score >= 2 AND department.name != 'D3'"] {
+                            result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate))
+                        }
+                    }
+                }
+            }
+            return result
+        }()
+    }
+
+    /// Department (name) ←→> Player (name, score, tier, department).
+    static func model() -> NSManagedObjectModel {
+        let department = NSEntityDescription(name: "Department")
+        let player = NSEntityDescription(name: "Player")
+        let players = NSRelationshipDescription(name: "players", destination: player, toMany: true)
+        let playerDepartment = NSRelationshipDescription(name: "department", destination: department)
+        players.inverseRelationship = playerDepartment
+        playerDepartment.inverseRelationship = players
+        department.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType), players]
+        player.properties = [
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "score", type: .integer64AttributeType),
+            NSAttributeDescription(name: "tier", type: .integer16AttributeType),
+            playerDepartment,
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [department, player]
+        return model
+    }
+
+    static let names = ["Ann", "Bob", "Cy", "Dee", "Eve", "Flo", "Gus"]
+
+    /// The controller's request for a configuration.
+    static func request(_ configuration: Configuration) -> NSFetchRequest<NSManagedObject> {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Player")
+        request.sortDescriptors = configuration.sortDescriptors
+        request.fetchBatchSize = configuration.batchSize
+        request.fetchLimit = configuration.limit
+        request.predicate = configuration.predicate.map { NSPredicate(format: $0) }
+        return request
+    }
+
+    /// A fresh fetch, grouped into sections as the controller should show it.
+    static func expected(_ configuration: Configuration, in context: NSManagedObjectContext) throws -> [(name: String, ids: [NSManagedObjectID])] {
+        let request = request(configuration)
+        request.fetchBatchSize = 0
+        var sections: [(name: String, ids: [NSManagedObjectID])] = []
+        for object in try context.fetch(request) {
+            let value = configuration.sectionKeyPath.flatMap { object.value(forKeyPath: $0) }
+            let name = value.map { "\($0)" } ?? ""
+            if sections.last?.name != name { sections.append((name, [])) }
+            sections[sections.count - 1].ids.append(object.objectID)
+        }
+        return sections
+    }
+
+    @Test(arguments: Configuration.all)
+    func randomChangesKeepEveryFormExact(_ configuration: Configuration) throws {
+        let (coordinator, _) = try TestSupport.coordinator(Self.model())
+        let context = TestSupport.context(coordinator)
+        var random = DifferentialTests.Generator(state: UInt64(configuration.description.utf8.reduce(7) { $0 &* 31 &+ Int($1) }.magnitude))
+        var departments: [NSManagedObject] = []
+        for index in 1...4 {
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+            department.setValue("D\(index)", forKey: "name")
+            departments.append(department)
+        }
+        func insertPlayer(into context: NSManagedObjectContext, departments: [NSManagedObject]) {
+            let player = NSEntityDescription.insertNewObject(forEntityName: "Player", into: context)
+            player.setValue(random.pick(Self.names), forKey: "name")
+            player.setValue(Int64(random.int(0..<5)), forKey: "score")
+            player.setValue(Int16(random.int(0..<4)), forKey: "tier")
+            player.setValue(random.pick(departments), forKey: "department")
+        }
+        for _ in 0..<30 { insertPlayer(into: context, departments: departments) }
+        try context.save()
+
+        let controller = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
+                                                    sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
+        let table = TestTableView()
+        controller.delegate = table
+        try controller.performFetch()
+        table.reload(from: controller)
+        let snapshots = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
+                                                   sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
+        let snapshotDelegate = SnapshotDelegate()
+        snapshots.delegate = snapshotDelegate
+        try snapshots.performFetch()
+
+        let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 40
+        for round in 0..<rounds {
+            let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
+            var operations: [String] = []
+            func describe(_ object: NSManagedObject) -> String { "\(object.value(forKey: "name") ?? "?")#\(object.objectID.uriRepresentation().lastPathComponent)" }
+            for _ in 0..<random.int(1..<6) {
+                switch random.int(0..<8) {
+                case 0:
+                    insertPlayer(into: context, departments: departments)
+                    operations.append("insert")
+                case 1 where !players.isEmpty:
+                    let victim = random.pick(players)
+                    if !victim.isDeleted { context.delete(victim); operations.append("delete \(describe(victim))") }
+                case 2 where !players.isEmpty:
+                    let player = random.pick(players)
+                    if !player.isDeleted { player.setValue(Int64(random.int(0..<5)), forKey: "score"); operations.append("score \(describe(player))") }
+                case 3 where !players.isEmpty:
+                    let player = random.pick(players)
+                    if !player.isDeleted { player.setValue(Int16(random.int(0..<4)), forKey: "tier"); operations.append("tier \(describe(player))") }
+                case 4:
+                    let department = random.pick(departments)
+                    let old = department.value(forKey: "name") as? String ?? ""
+                    department.setValue("D\(random.int(1..<7))", forKey: "name")
+                    operations.append("rename \(old) → \(department.value(forKey: "name") ?? "")")
+                case 5 where !players.isEmpty:
+                    let player = random.pick(players)
+                    if !player.isDeleted { player.setValue(random.pick(departments), forKey: "department"); operations.append("move \(describe(player))") }
+                case 6:
+                    operations.append("background")
+                    // A save of another context, merged in.
+                    try context.obtainPermanentIDs(for: Array(context.insertedObjects))
+                    try context.save()
+                    let background = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+                    background.persistentStoreCoordinator = coordinator
+                    let saved = SavedNotes()
+                    let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: background, queue: nil) { saved.add($0) }
+                    try background.performAndWait {
+                        let others = try background.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department"))
+                        insertPlayer(into: background, departments: others)
+                        if let some = try background.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).randomElement() {
+                            some.setValue(Int64(random.int(0..<5)), forKey: "score")
+                        }
+                        try background.save()
+                    }
+                    NotificationCenter.default.removeObserver(observer)
+                    if let note = saved.first { context.mergeChanges(fromContextDidSave: note) }
+                default:
+                    break
+                }
+            }
+            // As Apple's users do for diffable snapshots: permanent IDs before the save.
+            try context.obtainPermanentIDs(for: Array(context.insertedObjects))
+            try context.save()
+            let fresh = try Self.expected(configuration, in: context)
+            #expect(table.failures.isEmpty, "round \(round): \(table.failures.prefix(3)) \(operations) \(table.log.suffix(12))")
+            #expect(table.sections.map(\.name) == fresh.map(\.name), "round \(round)")
+            #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map(\.ids), "round \(round)")
+            #expect(controller.sections?.map(\.name) == fresh.map(\.name), "round \(round)")
+            #expect(controller.fetchedObjects?.map(\.objectID) == fresh.flatMap(\.ids), "round \(round)")
+            if let snapshot = snapshotDelegate.snapshots.last {
+                #expect(snapshot.sectionIdentifiers == fresh.map(\.name), "round \(round)")
+                #expect(snapshot.itemIdentifiers == fresh.flatMap(\.ids), "round \(round) \(operations) snapshots: \(snapshotDelegate.snapshots.count)")
+            }
+            if !table.failures.isEmpty { break }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import OCDInspectorKit
+import OpenCoreData
+import Testing
+
+@Suite("ocd watch")
+struct WatchCommandTests {
+    @Test("prints inserts, updates and deletes as another coordinator saves them")
+    func changesFromAnotherCoordinator() async throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
+        let console = Console.capturing()
+        let arguments = ["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team",
+                         "--interval", "0.05", "--stop-after", "3", "--timeout", "60"]
+        let watcher = Task.detached { OCDCommand.run(arguments: arguments, console: console) }
+        try await WatchWaiting.until { console.errors.contains("watching") }
+
+        let writer = try WorldCupWriter(store)
+        try writer.insert("Peru", wins: 2)
+        try await WatchWaiting.until { console.output.split(separator: "\n").count == 1 }
+        try writer.setWins(of: "Brazil", to: 6)
+        try await WatchWaiting.until { console.output.split(separator: "\n").count == 2 }
+        try writer.delete("Peru")
+        #expect(await watcher.value == 0)
+        writer.close()
+
+        let lines = console.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("insert Team x-coredata://"))
+        #expect(lines[0].hasSuffix("/Team/p2 imageName=nil losses=0 qualifyingZone=nil teamName=\"Peru\" wins=2"))
+        #expect(lines[1].hasPrefix("update Team x-coredata://"))
+        #expect(lines[1].hasSuffix("/Team/p1 wins: 5 -> 6"))
+        #expect(lines[2].hasPrefix("delete Team x-coredata://"))
+        #expect(lines[2].hasSuffix("/Team/p2"))
+        #expect(console.errors.split(separator: "\n").count == 1)
+    }
+
+    @Test("a store that does not exist is an error, before any waiting")
+    func missingStore() {
+        let run = Inspector.run(["watch", "/nonexistent/store.sqlite", "--model", Inspector.worldCupModel, "--timeout", "30"])
+        #expect(run.status == 1)
+        #expect(run.errors == "ocd: error: no store at /nonexistent/store.sqlite (Core Data error 260)\n")
+    }
+}
+
+/// Polls a condition, failing after a generous time limit.
+enum WatchWaiting {
+    static func until(_ condition: () -> Bool, seconds: Double = 30) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else {
+                Issue.record("condition not met within \(seconds) s")
+                throw CancellationError()
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
+}
+
+/// Another writer on a World Cup store: its own coordinator and context.
+final class WorldCupWriter {
+    private let coordinator: NSPersistentStoreCoordinator
+    private let store: NSPersistentStore
+    private let context: NSManagedObjectContext
+
+    init(_ url: URL) throws {
+        let model = try NSManagedObjectModel.load(contentsOf: URL(fileURLWithPath: Inspector.worldCupModel))
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url)
+        context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+    }
+
+    func insert(_ name: String, wins: Int32) throws {
+        try context.performAndWait {
+            let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: context)
+            team.setValue(name, forKey: "teamName")
+            team.setValue(wins, forKey: "wins")
+            try context.save()
+        }
+    }
+
+    func setWins(of name: String, to wins: Int32) throws {
+        try context.performAndWait {
+            try team(named: name).setValue(wins, forKey: "wins")
+            try context.save()
+        }
+    }
+
+    func delete(_ name: String) throws {
+        try context.performAndWait {
+            context.delete(try team(named: name))
+            try context.save()
+        }
+    }
+
+    private func team(named name: String) throws -> NSManagedObject {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Team")
+        request.predicate = NSPredicate(format: "teamName == %@", name)
+        return try #require(try context.fetch(request).first)
+    }
+
+    func close() {
+        try? coordinator.remove(store)
+    }
+}
