@@ -56,5 +56,7 @@ do {
         fflush(nil)
     }
 } catch {
-    fail(error.localizedDescription)
+    // Core Data's errors carry a sentence; the server's socket errors say what failed in their description.
+    let cocoa = (error as NSError).domain == NSCocoaErrorDomain || error is LocalizedError
+    fail(cocoa ? error.localizedDescription : "can't serve on 127.0.0.1:\(options.port): \(error)")
 }
