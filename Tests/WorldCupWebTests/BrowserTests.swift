@@ -64,7 +64,7 @@ struct BrowserTests {
             let expected = await serverSummary()
             for (index, page) in pages.enumerated() {
                 var shown: [String] = []
-                let deadline = Date().addingTimeInterval(5)
+                let deadline = Date().addingTimeInterval(15)
                 repeat {
                     shown = try await page.execute(BrowserTests.pageSummary) as? [String] ?? []
                     if shown == expected { break }

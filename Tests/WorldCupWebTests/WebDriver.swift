@@ -114,7 +114,7 @@ struct WebDriverSession: Sendable {
     }
 
     /// Waits until a script returns true (at most `seconds`); false on time-out.
-    func waitUntil(_ script: String, seconds: Double = 5) async throws -> Bool {
+    func waitUntil(_ script: String, seconds: Double = 15) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try await execute(script) as? Bool == true { return true }
