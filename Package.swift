@@ -86,10 +86,12 @@ let package = Package(
             path: "Sources/OCDInspectorKit"
         ),
         .executableTarget(name: "OCDInspector", dependencies: ["OCDInspectorKit"], path: "Sources/OCDInspector"),
+        // A second process for the remote-change tests: writes to a store with persistent history.
+        .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
-                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector",
+                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",

@@ -15,9 +15,8 @@ final class FetchedResultsIndex {
 
     let descriptors: [NSSortDescriptor]
     let kinds: [SortValue.Kind]
-    /// Where keys come from (entity and store), the fetched entity first.
-    private(set) var origins: [SortedRows.Origin]
-
+    /// Each descriptor's direction, read once.
+    private let ascending: [Bool]
     private var chunks: [SortedRowsChunk] = []
     private var freeChunks: [Int32] = []
     private var order: [Int32] = []
@@ -33,7 +32,11 @@ final class FetchedResultsIndex {
     init(rows: SortedRows, descriptors: [NSSortDescriptor]) {
         self.descriptors = descriptors
         self.kinds = rows.chunks.first?.columns.map(\.kind) ?? []
-        self.origins = rows.origins
+        self.ascending = descriptors.map(\.ascending)
+        load(rows)
+    }
+
+    private func load(_ rows: SortedRows) {
         var maximum: Int64 = -1
         var total = 0
         for chunk in rows.chunks {
@@ -42,6 +45,7 @@ final class FetchedResultsIndex {
         }
         locator = RowLocator(maximumKey: maximum, count: total)
         chunks = rows.chunks.filter { $0.count > 0 }
+        freeChunks = []
         if chunks.isEmpty { chunks = [SortedRowsChunk(kinds: kinds, capacity: 0)] }
         for (id, chunk) in chunks.enumerated() {
             for key in chunk.keys { locator[key] = Int32(id) }
@@ -190,20 +194,170 @@ final class FetchedResultsIndex {
         locator[new] = id
     }
 
-    /// The index of an origin (entity and store), added when new.
-    func origin(entity: NSEntityDescription, store: NSPersistentStore) -> Int {
-        if let index = origins.firstIndex(where: { $0.entity === entity && $0.store === store }) { return index }
-        origins.append(SortedRows.Origin(entity: entity, store: store))
-        return origins.count - 1
+    /// A row to place: its key, its sort values and its section name.
+    struct Entry {
+        let key: Int64
+        let values: [SortValue]
+        let sectionName: String
+    }
+
+    /// What a bulk update did: where the removed rows were and where the entries went.
+    struct BulkUpdate {
+        var oldPlaces: [Int64: (position: Int, path: IndexPath)] = [:]
+        var newPositions: [Int64: Int] = [:]
+    }
+
+    /// Removes the rows of `removing` and places `entering`, rebuilding the index in a few linear
+    /// passes: cheaper than row-by-row updates when a change touches many rows. Throws (leaving the
+    /// index as it was) when an entry's section does not border its place.
+    func bulkUpdate(removing: [Int64], entering unsorted: [Entry]) throws -> BulkUpdate {
+        var result = BulkUpdate()
+        // Touched keys: a flat mark for dense keys, a set for the rest.
+        let total = count
+        let denseLimit = Int64(total * 4 + 4096)
+        var marks = [Bool](repeating: false, count: Int(max(0, min(denseLimit, (removing.max() ?? -1) + 1))))
+        var others = Set<Int64>()
+        for key in removing where contains(key) {
+            if key >= 0 && key < marks.count { marks[Int(key)] = true } else { others.insert(key) }
+        }
+        // The rows that stay, flattened (copied in runs), and how many stay in each section.
+        var kept = SortedRowsChunk(kinds: kinds, capacity: total)
+        var keptPerSection = Array(sectionCounts.counts)
+        var position = 0
+        var section = 0
+        var sectionEnd = sectionNames.isEmpty ? 0 : sectionCounts.counts[0]
+        for id in order {
+            let chunk = chunks[Int(id)]
+            var runStart = 0
+            for (row, key) in chunk.keys.enumerated() {
+                let touched = key >= 0 && key < marks.count ? marks[Int(key)] : (!others.isEmpty && others.contains(key))
+                guard touched else { continue }
+                kept.append(contentsOf: chunk, range: runStart..<row)
+                runStart = row + 1
+                let at = position + row
+                while at >= sectionEnd && section < sectionNames.count - 1 {
+                    section += 1
+                    sectionEnd += sectionCounts.counts[section]
+                }
+                keptPerSection[section] -= 1
+                result.oldPlaces[key] = (at, IndexPath(row: at - (sectionEnd - sectionCounts.counts[section]), section: section))
+            }
+            kept.append(contentsOf: chunk, range: runStart..<chunk.count)
+            position += chunk.count
+        }
+        // The entries in order, each with its place among the kept rows (found by galloping).
+        let entries = unsorted.sorted { compare($0.values, $0.key, to: $1.values, $1.key) == .orderedAscending }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(entries.count)
+        var low = 0
+        for entry in entries {
+            var step = 1
+            var high = low
+            while high < kept.count && compare(entry.values, entry.key, toRow: high, of: kept) != .orderedAscending {
+                low = high + 1
+                high = low + step
+                step *= 2
+            }
+            high = min(high, kept.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if compare(entry.values, entry.key, toRow: middle, of: kept) == .orderedAscending { high = middle } else { low = middle + 1 }
+            }
+            offsets.append(low)
+        }
+        // Section numbers for the entries: existing ones, then new names.
+        var numbers = sectionByName
+        var names = sectionNames
+        let entrySections = entries.map { entry -> Int in
+            if let known = numbers[entry.sectionName] { return known }
+            names.append(entry.sectionName)
+            numbers[entry.sectionName] = names.count - 1
+            return names.count - 1
+        }
+        // The new order as segments (kept runs split at section ends, and entries), into chunks and
+        // section runs; a section that comes back after another is out of order.
+        var rows = SortedRows()
+        var chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
+        var runs: [(number: Int, count: Int)] = []
+        var finished = Set<Int>()
+        func addRun(_ number: Int, _ count: Int) throws {
+            guard count > 0 else { return }
+            if runs.last?.number == number {
+                runs[runs.count - 1].count += count
+                return
+            }
+            if let last = runs.last { finished.insert(last.number) }
+            guard !finished.contains(number) else { throw OutOfOrder(position: 0, name: names[number]) }
+            runs.append((number, count))
+        }
+        func copyKept(_ range: Range<Int>) {
+            var start = range.lowerBound
+            while start < range.upperBound {
+                if chunk.count == Self.chunkSize {
+                    rows.chunks.append(chunk)
+                    chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
+                }
+                let end = min(range.upperBound, start + Self.chunkSize - chunk.count)
+                chunk.append(contentsOf: kept, range: start..<end)
+                start = end
+            }
+        }
+        var keptSection = 0
+        var keptSectionLeft = keptPerSection.first ?? 0
+        func addKeptRuns(_ count: Int) throws {
+            var left = count
+            while left > 0 {
+                while keptSectionLeft == 0 {
+                    keptSection += 1
+                    keptSectionLeft = keptPerSection[keptSection]
+                }
+                let take = min(left, keptSectionLeft)
+                try addRun(keptSection, take)
+                keptSectionLeft -= take
+                left -= take
+            }
+        }
+        var keptDone = 0
+        for (index, entry) in entries.enumerated() {
+            let offset = offsets[index]
+            try addKeptRuns(offset - keptDone)
+            copyKept(keptDone..<offset)
+            keptDone = offset
+            try addRun(entrySections[index], 1)
+            if chunk.count == Self.chunkSize {
+                rows.chunks.append(chunk)
+                chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
+            }
+            result.newPositions[entry.key] = keptDone + index
+            chunk.keys.append(entry.key)
+            for (column, value) in entry.values.enumerated() { chunk.columns[column].append(value) }
+        }
+        try addKeptRuns(kept.count - keptDone)
+        copyKept(keptDone..<kept.count)
+        if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+        rows.sections = runs.map { (names[$0.number], $0.count) }
+        load(rows)
+        return result
     }
 
     // MARK: Internals
 
+    /// Compares two rows given by values and key.
+    @inline(__always)
+    private func compare(_ values: [SortValue], _ key: Int64, to otherValues: [SortValue], _ otherKey: Int64) -> ComparisonResult {
+        for (column, descriptor) in descriptors.enumerated() {
+            let result = SortValue.compare(values[column], otherValues[column], by: descriptor)
+            if result != .orderedSame { return result }
+        }
+        let (a, b) = (SortedRows.tieRank(key), SortedRows.tieRank(otherKey))
+        return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+    }
+
     /// Compares a new row (values and key) with a row of a chunk.
     @inline(__always)
-    private func compare(_ values: [SortValue], _ key: Int64, toRow row: Int, of chunk: SortedRowsChunk) -> ComparisonResult {
-        for (column, descriptor) in descriptors.enumerated() {
-            let result = SortValue.compare(values[column], chunk.columns[column][row], by: descriptor)
+    private func compare(_ values: [SortValue], _ key: Int64, toRow row: Int, of chunk: borrowing SortedRowsChunk) -> ComparisonResult {
+        for column in 0..<ascending.count {
+            let result = chunk.columns[column].compare(values[column], toRow: row, by: descriptors[column], ascending: ascending[column])
             if result != .orderedSame { return result }
         }
         let (a, b) = (SortedRows.tieRank(key), SortedRows.tieRank(chunk.keys[row]))

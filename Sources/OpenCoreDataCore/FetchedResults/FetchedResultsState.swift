@@ -119,14 +119,13 @@ final class FetchedResultsState {
         var rows = SortedRows()
         rows.origins = origins
         let kinds = descriptors.map { SortValue.Kind(Self.property(at: $0.key, from: entity)) }
+        let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
         var chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
         var seen: Set<String> = []
         for (position, object) in objects.enumerated() {
             chunk.keys.append(key(of: object, origins: &rows.origins))
-            for (column, descriptor) in descriptors.enumerated() {
-                chunk.columns[column].append(SortValue(descriptor.value(of: object), kind: kinds[column]))
-            }
-            let name = sectionName(of: object)
+            let (values, name) = reader.read(object)
+            for (column, value) in values.enumerated() { chunk.columns[column].append(value) }
             if rows.sections.last?.name == name {
                 rows.sections[rows.sections.count - 1].count += 1
             } else {
@@ -442,45 +441,76 @@ final class FetchedResultsState {
     /// Applies deletions and changes to the index in place; nil when a changed object's section
     /// does not border its place (the sort does not group the sections).
     private func apply(deleted: [NSManagedObject], changed: [NSManagedObject], to index: FetchedResultsIndex) -> [FetchedResultsChanges.TouchedRow]? {
-        // Where touched rows were, before anything moves.
-        var old: [ObjectIdentifier: (key: Int64, place: FetchedResultsChanges.Place)] = [:]
-        for object in deleted + changed {
-            guard let key = indexedKey(of: object), let position = index.position(of: key) else { continue }
-            old[ObjectIdentifier(object)] = (key, FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position)))
-        }
-        for entry in old.values { index.remove(entry.key) }
-        // Sections left empty go now: a row whose name matches one joins it again as a new section
-        // (same name, so not reported), and empty sections never sit ambiguously at a boundary.
-        index.removeEmptySections()
-        // Changed objects that belong in the results go back in, in sort order.
-        var entering: [(object: NSManagedObject, key: Int64, values: [SortValue], name: String)] = []
+        // Changed objects that belong in the results, with their sort values and section names.
+        var entering: [(object: NSManagedObject, entry: FetchedResultsIndex.Entry)] = []
+        let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: index.kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
         for object in changed where !object.isDeleted && object.managedObjectContext === context {
             guard request.predicate?.evaluate(with: object) ?? true else { continue }
-            let values = zip(descriptors, index.kinds).map { SortValue($0.value(of: object), kind: $1) }
-            entering.append((object, key(of: object), values, sectionName(of: object)))
+            let (values, name) = reader.read(object)
+            entering.append((object, FetchedResultsIndex.Entry(key: key(of: object), values: values, sectionName: name)))
         }
-        do {
-            for entry in entering { try index.insert(entry.key, values: entry.values, sectionName: entry.name) }
-        } catch {
-            return nil
+        let touched = deleted + changed
+        var oldKeys: [ObjectIdentifier: Int64] = [:]
+        for object in touched {
+            if let key = indexedKey(of: object) { oldKeys[ObjectIdentifier(object)] = key }
         }
-        index.removeEmptySections()
+        var rows: [FetchedResultsChanges.TouchedRow] = []
+        if touched.count > bulkThreshold {
+            // Many rows: a few linear passes beat row-by-row updates.
+            guard let update = try? index.bulkUpdate(removing: Array(oldKeys.values), entering: entering.map(\.entry)) else { return nil }
+            func oldPlace(_ object: NSManagedObject) -> FetchedResultsChanges.Place? {
+                oldKeys[ObjectIdentifier(object)].flatMap { update.oldPlaces[$0] }.map { FetchedResultsChanges.Place(position: $0.position, path: $0.path) }
+            }
+            var placed = Set<ObjectIdentifier>()
+            for (object, entry) in entering {
+                guard let position = update.newPositions[entry.key] else { continue }
+                placed.insert(ObjectIdentifier(object))
+                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: oldPlace(object),
+                                                             new: FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position)), changed: true))
+            }
+            for object in touched where !placed.contains(ObjectIdentifier(object)) {
+                guard let was = oldPlace(object) else { continue }
+                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was, new: nil, changed: true))
+            }
+        } else {
+            // Where touched rows were, before anything moves.
+            var old: [ObjectIdentifier: FetchedResultsChanges.Place] = [:]
+            for (identity, key) in oldKeys {
+                guard let position = index.position(of: key) else { continue }
+                old[identity] = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
+            }
+            for key in oldKeys.values { index.remove(key) }
+            // Sections left empty go now: a row whose name matches one joins it again as a new
+            // section (same name, so not reported), and empty sections never sit ambiguously at a boundary.
+            index.removeEmptySections()
+            do {
+                for (_, entry) in entering { try index.insert(entry.key, values: entry.values, sectionName: entry.sectionName) }
+            } catch {
+                return nil
+            }
+            index.removeEmptySections()
+            var placed = Set<ObjectIdentifier>()
+            for (object, entry) in entering {
+                guard let position = index.position(of: entry.key) else { continue }
+                placed.insert(ObjectIdentifier(object))
+                let new = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
+                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: old[ObjectIdentifier(object)], new: new, changed: true))
+            }
+            for object in touched where !placed.contains(ObjectIdentifier(object)) {
+                guard let was = old[ObjectIdentifier(object)] else { continue }
+                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was, new: nil, changed: true))
+            }
+        }
         objectsCacheIsStale = true
         sectionsCache = nil
-        var rows: [FetchedResultsChanges.TouchedRow] = []
-        var placed = Set<ObjectIdentifier>()
-        for entry in entering {
-            guard let position = index.position(of: entry.key) else { continue }
-            placed.insert(ObjectIdentifier(entry.object))
-            let new = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
-            rows.append(FetchedResultsChanges.TouchedRow(object: entry.object, old: old[ObjectIdentifier(entry.object)]?.place, new: new, changed: true))
-        }
-        for object in deleted + changed where !placed.contains(ObjectIdentifier(object)) {
-            guard let was = old[ObjectIdentifier(object)] else { continue }
-            rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was.place, new: nil, changed: true))
-        }
         return rows
     }
+
+    /// Above this many touched objects a change rebuilds the index in linear passes instead of
+    /// updating it row by row (about where the two cost the same).
+    var bulkThreshold: Int { bulkThresholdOverride ?? max(256, (index?.count ?? 0) / 500) }
+    /// Set by tests to exercise either path.
+    var bulkThresholdOverride: Int?
 
     /// Fetches the results again and compares them with the current ones: the rows that left,
     /// entered, or changed. O(N); used for windows (limit, offset).

@@ -20,6 +20,9 @@ open class NSPersistentStoreRequest: @unchecked Sendable {
     public var affectedStores: [NSPersistentStore]?
     /// The kind of request.
     open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+    /// The executing context's `transactionAuthor` and `name`, recorded in persistent history.
+    var transactionAuthor: String?
+    var transactionContextName: String?
 
     /// Creates a request.
     public init() {}

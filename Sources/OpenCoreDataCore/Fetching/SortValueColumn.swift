@@ -49,6 +49,33 @@ struct SortValueColumn {
         }
     }
 
+    /// Compares a value with row `row` for a descriptor (honouring its direction), reading the
+    /// row's storage directly.
+    @inline(__always)
+    func compare(_ value: SortValue, toRow row: Int, by descriptor: NSSortDescriptor, ascending: Bool) -> ComparisonResult {
+        let result: ComparisonResult
+        switch (kind, value) {
+        case (.integer, .integer(let number)):
+            if integerNulls[row] { result = .orderedDescending } else {
+                let other = integers[row]
+                result = number < other ? .orderedAscending : (number == other ? .orderedSame : .orderedDescending)
+            }
+        case (.integer, .null):
+            result = integerNulls[row] ? .orderedSame : .orderedAscending
+        case (.double, .double(let number)):
+            let other = doubles[row]
+            if other.isNaN { result = .orderedDescending } else {
+                result = number < other ? .orderedAscending : (number == other ? .orderedSame : .orderedDescending)
+            }
+        case (.double, .null):
+            result = doubles[row].isNaN ? .orderedSame : .orderedAscending
+        default:
+            return SortValue.compare(value, self[row], by: descriptor)
+        }
+        if ascending { return result }
+        return result == .orderedAscending ? .orderedDescending : (result == .orderedSame ? .orderedSame : .orderedAscending)
+    }
+
     /// Appends a value (converted to the column's kind).
     @inline(__always)
     mutating func append(_ value: SortValue) {
@@ -72,23 +99,41 @@ struct SortValueColumn {
     mutating func insert(_ value: SortValue, at index: Int) {
         switch kind {
         case .integer:
-            if case .integer(let number) = value {
-                integers.insert(number, at: index)
-                integerNulls.insert(false, at: index)
+            let (number, isNull): (Int64, Bool)
+            if case .integer(let given) = value { (number, isNull) = (given, false) } else { (number, isNull) = (0, true) }
+            if index == integers.count {
+                integers.append(number)
+                integerNulls.append(isNull)
             } else {
-                integers.insert(0, at: index)
-                integerNulls.insert(true, at: index)
+                integers.insert(number, at: index)
+                integerNulls.insert(isNull, at: index)
             }
         case .double:
-            if case .double(let number) = value { doubles.insert(number, at: index) } else { doubles.insert(.nan, at: index) }
+            let number: Double
+            if case .double(let given) = value { number = given } else { number = .nan }
+            if index == doubles.count { doubles.append(number) } else { doubles.insert(number, at: index) }
         case .string:
+            let string: String?
             switch value {
-            case .string(let string): strings.insert(string, at: index)
-            case .null: strings.insert(nil, at: index)
-            default: strings.insert(value.boxed.map { "\($0)" }, at: index)
+            case .string(let given): string = given
+            case .null: string = nil
+            default: string = value.boxed.map { "\($0)" }
             }
+            if index == strings.count { strings.append(string) } else { strings.insert(string, at: index) }
         case .other:
-            others.insert(value.boxed, at: index)
+            if index == others.count { others.append(value.boxed) } else { others.insert(value.boxed, at: index) }
+        }
+    }
+
+    /// Appends the values of a range of rows of another column of the same kind.
+    mutating func append(contentsOf other: SortValueColumn, range: Range<Int>) {
+        switch kind {
+        case .integer:
+            integers.append(contentsOf: other.integers[range])
+            integerNulls.append(contentsOf: other.integerNulls[range])
+        case .double: doubles.append(contentsOf: other.doubles[range])
+        case .string: strings.append(contentsOf: other.strings[range])
+        case .other: others.append(contentsOf: other.others[range])
         }
     }
 

@@ -23,6 +23,12 @@ struct SortedRowsChunk {
 
     var count: Int { keys.count }
 
+    /// Appends a range of rows of another chunk with the same columns.
+    mutating func append(contentsOf other: SortedRowsChunk, range: Range<Int>) {
+        keys.append(contentsOf: other.keys[range])
+        for column in columns.indices { columns[column].append(contentsOf: other.columns[column], range: range) }
+    }
+
     /// Moves the rows from `index` on into a new chunk.
     mutating func split(at index: Int) -> SortedRowsChunk {
         let tailKeys = ContiguousArray(keys[index...])

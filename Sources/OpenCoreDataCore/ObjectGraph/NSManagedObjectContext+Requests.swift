@@ -41,9 +41,9 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 }
 
 extension NSManagedObjectContext {
-    /// Executes a request: an asynchronous fetch (started on the context's queue), or a batch
+    /// Executes a request: an asynchronous fetch (started on the context's queue), a batch
     /// update, delete or insert (run directly in the store; merge their object IDs into contexts
-    /// with `mergeChanges(fromRemoteContextSave:into:)`).
+    /// with `mergeChanges(fromRemoteContextSave:into:)`), or a persistent history request.
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         if let asynchronous = request as? SelfExecutingRequest {
             return asynchronous.start(in: self)
@@ -51,6 +51,9 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError.make(.coreData, "The context has no persistent store coordinator.")
         }
+        request.transactionAuthor = transactionAuthor
+        request.transactionContextName = name
+        if let history = request as? NSPersistentHistoryChangeRequest { return try coordinator.executeHistory(history) }
         return try coordinator.executeBatch(request)
     }
 }

@@ -406,7 +406,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         processPendingChanges()
 
         try validateForSave()
-        let changes = makeSaveChanges()
+        var changes = makeSaveChanges()
+        changes.author = transactionAuthor
+        changes.contextName = name
+        if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
+            for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
+        }
         let permanentIDs = try requireParent().applyChanges(changes, from: self)
         finishSave(permanentIDs: permanentIDs)
     }

@@ -25,6 +25,12 @@ struct SaveChanges {
     var inserted: [SaveRecord] = []
     var updated: [SaveRecord] = []
     var deleted: [SaveRecord] = []
+    /// The saving context's `transactionAuthor` and `name`, for persistent history.
+    var author: String?
+    var contextName: String?
+    /// The slots of the properties each updated object changed, by object key; filled only when a
+    /// store records persistent history.
+    var changedSlots: [ObjectKey: [Int]] = [:]
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 

@@ -65,6 +65,12 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             }
             try store.load()
             store.persistentStoreCoordinator = self
+            do {
+                try store.didAdd(to: self)
+            } catch {
+                store.close()
+                throw error
+            }
             PersistentStoreRegistry.register(store)
             stores.append(store)
         }
@@ -245,12 +251,16 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
     func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs {
         try withLock {
             var perStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
+            var empty = SaveChanges()
+            empty.author = changes.author
+            empty.contextName = changes.contextName
+            empty.changedSlots = changes.changedSlots
             func add(_ record: SaveRecord, _ keyPath: WritableKeyPath<SaveChanges, [SaveRecord]>) throws {
                 guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
                 if store.isReadOnly {
                     throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
                 }
-                perStore[ObjectIdentifier(store), default: (store, SaveChanges())].1[keyPath: keyPath].append(record)
+                perStore[ObjectIdentifier(store), default: (store, empty)].1[keyPath: keyPath].append(record)
             }
             for record in changes.inserted { try add(record, \.inserted) }
             for record in changes.updated { try add(record, \.updated) }

@@ -130,6 +130,12 @@ open class NSPersistentStore: @unchecked Sendable {
     /// Reserves primary keys for new objects of an entity.
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
 
+    /// Whether the store records persistent history.
+    var tracksHistory: Bool { false }
+    /// Called once the store belongs to a coordinator: starts what the store's options ask for
+    /// that needs the coordinator (remote change notifications).
+    func didAdd(to coordinator: NSPersistentStoreCoordinator) throws {}
+
     /// A token that changes whenever the store's content changes (for caches of results).
     func changeToken() -> String {
         guard let path = url?.path, type != NSInMemoryStoreType else { return "\(identifier ?? "")-memory-\(UUID())" }

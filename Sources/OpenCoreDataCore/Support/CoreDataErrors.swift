@@ -68,6 +68,8 @@ public let NSPersistentStoreIncompatibleVersionHashError = 134100
 public let NSMigrationError = 134110
 /// No mapping model could be found or inferred.
 public let NSMigrationMissingMappingModelError = 134140
+/// The persistent history a token points into has been deleted.
+public let NSPersistentHistoryTokenExpiredError = 134301
 /// SQLite reported an error; the SQLite code is under `NSSQLiteErrorDomain`.
 public let NSSQLiteError = 134180
 /// A mapping model could not be inferred.
@@ -128,6 +130,7 @@ enum CoreDataError {
         case incompatibleVersionHash = 134100
         case migration = 134110
         case sqlite = 134180
+        case persistentHistoryTokenExpired = 134301
     }
 
     /// An error in NSCocoaErrorDomain with a description and optional details.

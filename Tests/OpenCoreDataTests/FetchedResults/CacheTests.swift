@@ -8,6 +8,22 @@ import WorldCupKit
 @Suite struct CacheTests {
     private func request() -> NSFetchRequest<Team> { WorldCupApp.teamsRequest() }
 
+    /// Two coordinators on one file each save once: the change counter (the cache's token) counts
+    /// both saves, though each coordinator's own copy of the metadata saw only one.
+    @Test func theChangeCounterCountsEverySaveOfEveryCoordinator() throws {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite")
+        let first = try WorldCupApp(storeURL: url)
+        try first.importSeedIfNeeded()
+        let second = try WorldCupApp(storeURL: url)
+        let stores = { (app: WorldCupApp) in app.container.persistentStoreCoordinator.persistentStores }
+        let before = FetchedResultsCache.storeToken(stores(first))
+        _ = try first.execute("win Ghana")
+        let afterFirst = FetchedResultsCache.storeToken(stores(second))
+        _ = try second.execute("win Brazil")
+        let afterSecond = FetchedResultsCache.storeToken(stores(first))
+        #expect(Set([before, afterFirst, afterSecond]).count == 3, "\(before) \(afterFirst) \(afterSecond)")
+    }
+
     @Test func relaunchUsesTheCacheUntilTheStoreChanges() throws {
         let url = TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite")
         let cacheName = "worldcup-\(UUID().uuidString)"

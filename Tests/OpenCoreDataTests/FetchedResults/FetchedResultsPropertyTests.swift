@@ -1,9 +1,11 @@
 import Foundation
 import OpenCoreData
+@testable import OpenCoreDataCore
 import Testing
 
 /// Random sequences of changes against fetched results controllers in every configuration: with
-/// and without sections (also through a relationship), batch size, fetch limit and a predicate.
+/// and without sections (also through a relationship), batch size, fetch limit and a predicate, with
+/// changes applied row by row and in bulk.
 /// After every save, a table that applies the delegate's callbacks with UITableView's rules, and a
 /// snapshot delegate's latest snapshot, must both equal a fresh fetch.
 @Suite struct FetchedResultsPropertyTests {
@@ -12,8 +14,9 @@ import Testing
         let batchSize: Int
         let limit: Int
         let predicate: String?
+        let bulk: Bool
 
-        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none")" }
+        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none"), \(bulk ? "bulk" : "row by row")" }
 
         var sortDescriptors: [NSSortDescriptor] {
             var sorts = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true)]
@@ -27,7 +30,9 @@ import Testing
                 for batch in [0, 20] {
                     for limit in [0, 7] {
                         for predicate in [nil, "score >= 2 AND department.name != 'D3'"] {
-                            result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate))
+                            for bulk in [false, true] where limit == 0 || !bulk {
+                                result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate, bulk: bulk))
+                            }
                         }
                     }
                 }
@@ -106,16 +111,18 @@ import Testing
         let controller = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
                                                     sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
         let table = TestTableView()
+        controller.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
         controller.delegate = table
         try controller.performFetch()
         table.reload(from: controller)
         let snapshots = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
                                                    sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
+        snapshots.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
         let snapshotDelegate = SnapshotDelegate()
         snapshots.delegate = snapshotDelegate
         try snapshots.performFetch()
 
-        let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 40
+        let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 30
         for round in 0..<rounds {
             let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
             var operations: [String] = []

@@ -38,11 +38,13 @@ extension SQLiteStore {
         // SET clauses: constants are checked against the attribute's type; expressions may use the row's own columns.
         var assignments: [String] = []
         var setArguments: [DatabaseValue] = []
+        var updatedSlots: [Int] = []
         for (key, value) in updates {
             let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key)"
             guard let attribute = entity.frozenPropertiesByName[name] as? NSAttributeDescription, let column = mapping.columnsBySlot[attribute.slot] else {
                 throw CoreDataError.make(.coreData, "Batch update: \(entity.name ?? "?") has no stored attribute named '\(name)'.", userInfo: [NSValidationKeyErrorKey: name])
             }
+            updatedSlots.append(attribute.slot)
             if let expression = value as? NSExpression, expression.expressionType != .constantValue {
                 var expressionBuilder = try SQLFetchBuilder(schema: schema, entity: entity, request: Self.request(entity, nil, true))
                 let sql = try expressionBuilder.aggregateSQL(expression).replacingOccurrences(of: "t0.", with: "")
@@ -74,6 +76,10 @@ extension SQLiteStore {
             var ids: [Int64] = []
             if request.resultType == .updatedObjectIDsResultType {
                 ids = try Int64.fetchAll(db, sql: selectSQL, arguments: StatementArguments(selectArguments))
+            }
+            if let transaction = try beginBatchTransaction(request, db) {
+                try history?.recordRows(db, transaction: transaction, type: .update, of: entity, where: "Z_PK IN (\(selectSQL))",
+                                        arguments: selectArguments, updatedSlots: updatedSlots.sorted())
             }
             // Without joins the condition applies to the table itself; otherwise through the selected keys.
             let sql = builder.hasJoins
@@ -107,7 +113,7 @@ extension SQLiteStore {
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
             let referenced = isReferenced(entity)
-            if request.objectIDs == nil, !referenced, request.resultType != .resultTypeObjectIDs, let builder, !builder.hasJoins {
+            if request.objectIDs == nil, !referenced, request.resultType != .resultTypeObjectIDs, history == nil, let builder, !builder.hasJoins {
                 // Nothing points at these rows: one DELETE with the condition on the table itself.
                 let sql = "DELETE FROM \(mapping.tableName) AS t0\(builder.whereClause)"
                 try db.execute(sql: sql, arguments: StatementArguments(selectArguments))
@@ -126,6 +132,10 @@ extension SQLiteStore {
             }
             let deletedIDs = request.resultType == .resultTypeObjectIDs
                 ? try objectIDs(for: try Int64.fetchAll(db, sql: "SELECT pk FROM ocd_batch_keys"), in: mapping, db) : []
+            let transaction = try beginBatchTransaction(request, db)
+            if let transaction {
+                try history?.recordRows(db, transaction: transaction, type: .delete, of: entity, where: "Z_PK IN (SELECT pk FROM ocd_batch_keys)")
+            }
             try db.execute(sql: "DELETE FROM \(mapping.tableName) WHERE Z_PK IN (SELECT pk FROM ocd_batch_keys)")
             let deleted = db.changesCount
             // Keep the graph consistent: clear to-one links and join rows that pointed at deleted rows.
@@ -134,6 +144,10 @@ extension SQLiteStore {
                 for relationship in other.frozenRelationships where relationship.entity === other {
                     guard let destination = relationship.destinationEntity, destination.rootEntity === entity.rootEntity else { continue }
                     if !relationship.isToMany, let column = otherMapping.columnsBySlot[relationship.slot] {
+                        if let transaction {
+                            try history?.recordRows(db, transaction: transaction, type: .update, of: other,
+                                                    where: "\(column) IN (SELECT pk FROM ocd_batch_keys)", updatedSlots: [relationship.slot])
+                        }
                         try db.execute(sql: "UPDATE \(otherMapping.tableName) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT pk FROM ocd_batch_keys)")
                     }
                 }
@@ -167,9 +181,11 @@ extension SQLiteStore {
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
             let keys = try allocate(db, entity: entity, count: rows.count)
+            let transaction = try beginBatchTransaction(request, db)
             for (values, key) in zip(rows, keys) {
                 let id = objectID(for: entity, primaryKey: key)
                 try insert(SaveRecord(objectID: id, entity: entity, values: values, toMany: [:], version: 0), pk: key, db, { $0.primaryKey })
+                if let transaction { try history?.recordChange(db, transaction: transaction, type: .insert, entity: entity, primaryKey: key) }
                 inserted.append(id)
             }
             try bumpGeneration(db)

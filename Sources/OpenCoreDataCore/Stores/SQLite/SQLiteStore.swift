@@ -12,6 +12,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private var database: DatabaseQueue!
     private(set) var schema: SQLiteSchema!
+    /// The persistent history, when the store was added with `NSPersistentHistoryTrackingKey`.
+    private(set) var history: SQLiteHistory?
+    private var remoteChangeWatcher: RemoteChangeWatcher?
 
     static let sqliteHeader = Array("SQLite format 3\0".utf8)
 
@@ -37,6 +40,26 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try createStore()
         }
         identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+        if Self.wantsHistory(options) {
+            let history = SQLiteHistory(schema: schema)
+            if !isReadOnly { try write { db in try history.createTables(db) } }
+            self.history = history
+        }
+    }
+
+    override var tracksHistory: Bool { history != nil }
+
+    /// Starts the remote change watcher when the store was added with
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    override func didAdd(to coordinator: NSPersistentStoreCoordinator) throws {
+        guard StoreOptions.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]), let url else { return }
+        let watcher = RemoteChangeWatcher(url: url, storeID: identifier ?? "", tracksHistory: history != nil, coordinator: coordinator)
+        do {
+            try watcher.start(interval: StoreOptions.seconds(options?[OCDRemoteChangePollingIntervalOptionKey]) ?? RemoteChangeWatcher.defaultInterval)
+        } catch {
+            throw Self.translate(error, url: url, during: "watching")
+        }
+        remoteChangeWatcher = watcher
     }
 
     private func open(_ url: URL) throws {
@@ -200,8 +223,17 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     static let generationKey = "OpenCoreDataGeneration"
 
     /// Counts one more change of the store's content (recorded in Z_METADATA, in the transaction).
+    ///
+    /// The counter is read from the file inside the transaction, so two processes (or two
+    /// coordinators) writing the same store never both write the same next value.
     func bumpGeneration(_ db: Database) throws {
-        metadata[Self.generationKey] = ((metadata[Self.generationKey] as? Int) ?? 0) + 1
+        var stored = (metadata[Self.generationKey] as? Int) ?? 0
+        if let data = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
+           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+           let generation = plist[Self.generationKey] as? Int {
+            stored = max(stored, generation)
+        }
+        metadata[Self.generationKey] = stored + 1
         try writeMetadata(db)
     }
 
@@ -235,6 +267,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func close() {
+        remoteChangeWatcher?.stop()
+        remoteChangeWatcher = nil
         insertStatements = [:]
         updateStatements = [:]
         try? database?.close()
@@ -628,6 +662,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for record in changes.updated { try update(record, db, primaryKey) }
             for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
             try bumpGeneration(db)
+            if let history { try recordSave(changes, permanentIDs: mapping, history: history, db) }
         }
         SQLDebugLog.save(inserted: changes.inserted.count, updated: changes.updated.count, deleted: changes.deleted.count, start: start)
         return mapping

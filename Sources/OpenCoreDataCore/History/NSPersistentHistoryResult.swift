@@ -1,0 +1,30 @@
+import Foundation
+
+/// What a persistent history request returns.
+public enum NSPersistentHistoryResultType: Int, Sendable {
+    /// `true` when the request succeeded.
+    case statusOnly = 0
+    /// The changed objects' IDs, `[NSManagedObjectID]` (for deletes: nothing, `true`).
+    case objectIDs = 1
+    /// The number of transactions, `Int` (fetched, or deleted by a delete request).
+    case count = 2
+    /// The transactions, `[NSPersistentHistoryTransaction]`, without their changes.
+    case transactionsOnly = 3
+    /// The changes, `[NSPersistentHistoryChange]`, each linked to its transaction.
+    case changesOnly = 4
+    /// The transactions, `[NSPersistentHistoryTransaction]`, with their changes.
+    case transactionsAndChanges = 5
+}
+
+/// The result of executing an `NSPersistentHistoryChangeRequest`.
+open class NSPersistentHistoryResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// The result, as the request's `resultType` says.
+    public let result: Any?
+    /// The kind of result.
+    public let resultType: NSPersistentHistoryResultType
+
+    init(result: Any?, resultType: NSPersistentHistoryResultType) {
+        self.result = result
+        self.resultType = resultType
+    }
+}

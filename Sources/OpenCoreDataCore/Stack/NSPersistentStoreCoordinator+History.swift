@@ -1,0 +1,49 @@
+import Foundation
+
+/// Persistent history requests and the stores' history and remote-change options.
+extension NSPersistentStoreCoordinator {
+    /// Whether any store records persistent history (saves then collect which properties changed).
+    var tracksPersistentHistory: Bool {
+        persistentStores.contains { $0.tracksHistory }
+    }
+
+    /// Runs a history fetch or purge on the affected stores that track history.
+    func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> NSPersistentHistoryResult {
+        try withLock {
+            let stores = (request.affectedStores ?? persistentStores).compactMap { $0 as? SQLiteStore }
+            guard !stores.isEmpty else {
+                throw CoreDataError.make(.unsupportedRequest, "Persistent history needs a SQLite store added with NSPersistentHistoryTrackingKey set to true.")
+            }
+            var transactions: [NSPersistentHistoryTransaction] = []
+            var deleted = 0
+            for store in stores {
+                let outcome = try store.executeHistory(request)
+                transactions += outcome.transactions
+                deleted += outcome.deleted
+            }
+            if stores.count > 1 {
+                transactions.sort { ($0.timestamp, $0.transactionNumber) < ($1.timestamp, $1.transactionNumber) }
+            }
+            if request.boundary.isDelete {
+                return NSPersistentHistoryResult(result: request.resultType == .count ? deleted : true, resultType: request.resultType)
+            }
+            let result: Any
+            switch request.resultType {
+            case .statusOnly: result = true
+            case .count: result = transactions.count
+            case .objectIDs: result = transactions.flatMap { $0.changes ?? [] }.map(\.changedObjectID)
+            case .transactionsOnly, .transactionsAndChanges: result = transactions
+            case .changesOnly:
+                // Each change keeps its transaction; the transaction stops listing the changes.
+                var changes: [NSPersistentHistoryChange] = []
+                for transaction in transactions {
+                    for change in transaction.changes ?? [] { change.ownedTransaction = transaction }
+                    changes += transaction.changes ?? []
+                    transaction.changes = nil
+                }
+                result = changes
+            }
+            return NSPersistentHistoryResult(result: result, resultType: request.resultType)
+        }
+    }
+}

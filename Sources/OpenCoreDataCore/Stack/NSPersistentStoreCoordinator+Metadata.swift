@@ -1,0 +1,51 @@
+import Foundation
+
+/// Reading and writing a store file's metadata without adding the store.
+extension NSPersistentStoreCoordinator {
+    /// The metadata of a store file, without adding it (Apple's newer store-type spelling).
+    public class func metadataForPersistentStore(type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
+    }
+
+    /// Replaces the metadata of a store file without adding it. Keys the framework maintains
+    /// (`NSStoreUUID`, `NSStoreType`) are kept; every value must be a property-list value.
+    public class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws {
+        switch storeType {
+        case NSSQLiteStoreType: try SQLiteStore.writeMetadata(metadata ?? [:], at: url)
+        case NSBinaryStoreType: try AtomicStore.writeMetadata(metadata ?? [:], at: url)
+        default: throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+        }
+    }
+
+    /// Replaces the metadata of a store file without adding it (Apple's newer store-type spelling).
+    public class func setMetadata(_ metadata: [String: Any]?, type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws {
+        try setMetadata(metadata, forPersistentStoreOfType: type.rawValue, at: url, options: options)
+    }
+
+    /// The metadata of a store file of either file type, found from the file's content (Apple's
+    /// oldest spelling).
+    public class func metadataForPersistentStore(with url: URL) throws -> [AnyHashable: Any] {
+        try metadataForPersistentStore(ofType: try storeType(ofFileAt: url), at: url)
+    }
+
+    /// The type of the store file at a URL: SQLite when it starts with SQLite's header, binary otherwise.
+    static func storeType(ofFileAt url: URL) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
+        }
+        defer { try? handle.close() }
+        return Array(handle.readData(ofLength: 16)) == SQLiteStore.sqliteHeader ? NSSQLiteStoreType : NSBinaryStoreType
+    }
+}
+
+extension NSPersistentStore {
+    /// The metadata of the store file at a URL, without adding it.
+    public class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
+    }
+
+    /// Replaces the metadata of the store file at a URL, without adding it.
+    public class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
+    }
+}

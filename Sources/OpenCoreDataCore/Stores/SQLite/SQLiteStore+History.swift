@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+
+/// Persistent history in the SQLite store: recording inside save and batch transactions, and the
+/// history change requests.
+extension SQLiteStore {
+    /// Whether the store was added with `NSPersistentHistoryTrackingKey` set to true.
+    static func wantsHistory(_ options: [AnyHashable: Any]?) -> Bool {
+        StoreOptions.flag(options?[NSPersistentHistoryTrackingKey])
+    }
+
+    /// Records a context save in the history, in the save's own transaction.
+    func recordSave(_ changes: SaveChanges, permanentIDs: PermanentIDs, history: SQLiteHistory, _ db: Database) throws {
+        let transaction = try history.beginTransaction(db, .init(author: changes.author, contextName: changes.contextName))
+        for record in changes.inserted {
+            let key = (permanentIDs[record.objectID.key] ?? record.objectID).primaryKey
+            try history.recordChange(db, transaction: transaction, type: .insert, entity: record.entity, primaryKey: key)
+        }
+        for record in changes.updated {
+            try history.recordChange(db, transaction: transaction, type: .update, entity: record.entity,
+                                     primaryKey: record.objectID.primaryKey, updatedSlots: changes.changedSlots[record.objectID.key] ?? [])
+        }
+        for record in changes.deleted {
+            try history.recordChange(db, transaction: transaction, type: .delete, entity: record.entity,
+                                     primaryKey: record.objectID.primaryKey, values: record.values)
+        }
+    }
+
+    /// Starts the history record of a batch request (nil when the store keeps no history).
+    func beginBatchTransaction(_ request: NSPersistentStoreRequest, _ db: Database) throws -> Int64? {
+        guard let history else { return nil }
+        return try history.beginTransaction(db, .init(author: request.transactionAuthor, contextName: request.transactionContextName))
+    }
+
+    /// Runs a history fetch or purge on this store.
+    func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> (transactions: [NSPersistentHistoryTransaction], deleted: Int) {
+        guard let history else {
+            throw CoreDataError.make(.unsupportedRequest,
+                "The store at \(url?.path ?? "?") does not track persistent history: add it with NSPersistentHistoryTrackingKey set to true.")
+        }
+        let storeID = identifier ?? ""
+        if request.boundary.isDelete {
+            guard !isReadOnly else { throw CoreDataError.make(.saveFailed, "The store at \(url?.path ?? "?") is read-only.") }
+            var deleted = 0
+            try write { db in deleted = try history.delete(request.boundary, storeID: storeID, db) }
+            return ([], deleted)
+        }
+        let withChanges = request.resultType != .transactionsOnly && request.resultType != .count && request.resultType != .statusOnly
+        let transactions = try read { db in
+            try history.fetch(request.boundary, storeID: storeID, withChanges: withChanges, db) { entity, key in
+                self.objectID(for: entity, primaryKey: key)
+            }
+        }
+        return (transactions, 0)
+    }
+
+    /// The token of the latest transaction in the file (written by any process), or nil.
+    func latestHistoryToken() -> NSPersistentHistoryToken? {
+        guard let history else { return nil }
+        return (try? read { db in try history.latestToken(storeID: identifier ?? "", db) }) ?? nil
+    }
+}
+
+/// Reading store options given as `Bool` or `NSNumber`.
+enum StoreOptions {
+    /// Whether an option value means "on".
+    static func flag(_ value: Any?) -> Bool {
+        if let bool = value as? Bool { return bool }
+        if let number = value as? NSNumber { return number.boolValue }
+        if let string = value as? String { return ["1", "YES", "TRUE"].contains(string.uppercased()) }
+        return false
+    }
+
+    /// An option value as a number of seconds.
+    static func seconds(_ value: Any?) -> TimeInterval? {
+        if let double = value as? Double { return double }
+        if let number = value as? NSNumber { return number.doubleValue }
+        if let int = value as? Int { return TimeInterval(int) }
+        return nil
+    }
+}
