@@ -23,9 +23,18 @@ public struct WorldCupApp {
     public static let usage = "Commands: list | win <team> | add <team> <zone> | delete <team> | quit"
 
     /// Opens (or creates) the store; nil uses `NSPersistentContainer.defaultDirectoryURL()`.
-    public init(storeURL: URL?) throws {
+    ///
+    /// Every save records persistent history, so that a program watching the same store (the web
+    /// table, say) learns what changed; with `observesRemoteChanges` the coordinator also posts
+    /// `NSPersistentStoreRemoteChange` when another process commits to the file.
+    public init(storeURL: URL?, observesRemoteChanges: Bool = false) throws {
         container = NSPersistentContainer(name: "WorldCup")
-        if let storeURL { container.persistentStoreDescriptions[0].url = storeURL }
+        let description = container.persistentStoreDescriptions[0]
+        if let storeURL { description.url = storeURL }
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        if observesRemoteChanges {
+            description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        }
         var loadError: Error?
         container.loadPersistentStores { _, error in loadError = error }
         if let loadError { throw loadError }

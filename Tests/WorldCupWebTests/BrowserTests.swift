@@ -137,13 +137,25 @@ struct BrowserTests {
                 "the first page removes the Atlantic Ocean section")
         try await session.expectPagesMatchServer("after deleting Atlantis")
 
+        // The terminal program, another process on the same store file, adds a win: both pages follow.
+        if TerminalWorldCup.isBuilt, let store = session.server.storeURL {
+            #expect(try TerminalWorldCup.run(store: store, commands: ["win Korea"]) == 0)
+            for page in session.pages {
+                #expect(try await page.waitUntil("return document.querySelector('section.zone[data-zone=\"Asia\"] li.team').dataset.name === 'Korea'"),
+                        "the terminal's win moves Korea to the top of Asia")
+            }
+            try await session.expectPagesMatchServer("after the terminal's win")
+        } else {
+            Issue.record("build the worldcup program (swift build) first: \(TerminalWorldCup.url.path)")
+        }
+
         // No page was reloaded and no list rebuilt: the markers are still there, and the changes came as batches.
         for page in session.pages {
             let kept = try await page.execute("""
                 return window.loadMarker === 'kept' && document.querySelector('li.team[data-name="Brazil"]').dataset.marker === 'same' &&
-                  window.worldCupTable.batchesApplied === 4
+                  window.worldCupTable.batchesApplied === 5
                 """) as? Bool
-            #expect(kept == true, "the page kept its state and applied four batches")
+            #expect(kept == true, "the page kept its state and applied five batches")
         }
         #expect(session.server.table.subscriberCount == 2)
     }

@@ -67,3 +67,26 @@ extension LiveTeamTable {
         try #require(await currentSections().flatMap(\.rows).first { $0.name == name }?.id, "no team named \(name)")
     }
 }
+
+/// The terminal `worldcup` program, run as another process on a store.
+enum TerminalWorldCup {
+    /// The executable built next to the test bundle.
+    static let url = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("worldcup")
+
+    static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: url.path) }
+
+    /// Runs the program on a store with these command lines (then `quit`); returns its exit status.
+    static func run(store: URL, commands: [String]) throws -> Int32 {
+        let terminal = Process()
+        terminal.executableURL = url
+        terminal.arguments = ["--store", store.path]
+        let input = Pipe()
+        terminal.standardInput = input
+        terminal.standardOutput = FileHandle.nullDevice
+        try terminal.run()
+        input.fileHandleForWriting.write(Data((commands + ["quit"]).map { $0 + "\n" }.joined().utf8))
+        try input.fileHandleForWriting.close()
+        terminal.waitUntilExit()
+        return terminal.terminationStatus
+    }
+}

@@ -130,8 +130,10 @@ struct WebDriverSession: Sendable {
         return id
     }
 
-    /// Clicks the first element matching a selector, as a user does.
+    /// Clicks the first element matching a selector, as a user does, once the page's animations
+    /// are over (a row sliding into place is not where the click lands).
     func click(_ selector: String) async throws {
+        _ = try await waitUntil("return document.getAnimations().length === 0")
         let id = try await element(selector)
         _ = try await WebDriverHTTP.send("POST", base.appendingPathComponent("element/\(id)/click"), [String: Any]())
     }

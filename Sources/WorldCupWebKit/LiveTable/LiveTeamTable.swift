@@ -14,9 +14,12 @@ public final class LiveTeamTable: @unchecked Sendable {
     private let controller: NSFetchedResultsController<Team>
     private let fanOut = MessageFanOut()
     private var recorder: TableBatchRecorder?
+    private var remoteChanges: RemoteChangeMerger?
     private var version = 0
 
-    /// Starts the controller over a container's store; throws when the first fetch fails.
+    /// Starts the controller over a container's store; throws when the first fetch fails. When the
+    /// store posts `NSPersistentStoreRemoteChange` (and records history), commits of other
+    /// processes reach the pages too.
     public init(container: NSPersistentContainer) throws {
         context = container.newBackgroundContext()
         context.name = "worldcup-web"
@@ -31,6 +34,10 @@ public final class LiveTeamTable: @unchecked Sendable {
             }
             self.recorder = recorder
             controller.delegate = recorder
+            // Watch before the fetch, so that no commit falls between the two.
+            remoteChanges = RemoteChangeMerger(context: context) { error in
+                CoreDataLog.logger.error("worldcup-web: can't read the store's history: \(error.localizedDescription)")
+            }
             try controller.performFetch()
         }
     }

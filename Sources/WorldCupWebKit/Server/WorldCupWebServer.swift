@@ -41,7 +41,7 @@ public final class WorldCupWebServer: Sendable {
     /// fetched results controllers.
     public init(options: Options) throws {
         self.options = options
-        let app = try WorldCupApp(storeURL: options.storeURL)
+        let app = try WorldCupApp(storeURL: options.storeURL, observesRemoteChanges: true)
         try app.context.performAndWait { [app] in _ = try app.importSeedIfNeeded() }
         storeURL = app.storeURL
         table = try LiveTeamTable(container: app.container)
