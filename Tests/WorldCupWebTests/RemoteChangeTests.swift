@@ -22,7 +22,7 @@ struct RemoteChangeTests {
 
         // One batch per save of the other process (several saves may share a notification, but
         // each transaction is merged on its own).
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         var page = PageTableModel()
         var applied = 0
         while Date() < deadline {
