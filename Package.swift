@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         .executable(name: "worldcup", targets: ["WorldCup"]),
         .executable(name: "ocd-bench", targets: ["OCDBench"]),
+        .executable(name: "worldcup-web", targets: ["WorldCupWeb"]),
         .executable(name: "ocd", targets: ["OCDInspector"]),
     ],
     dependencies: [
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "603.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -52,6 +55,21 @@ let package = Package(
             resources: [.copy("Resources/WorldCup.xcdatamodeld"), .copy("Resources/seed.json")]
         ),
         .executableTarget(name: "WorldCup", dependencies: ["WorldCupKit"], path: "Sources/WorldCup"),
+        // The live web table and the Failed Banks page: an HTTP and WebSocket server over the
+        // World Cup store, as a library so the tests start it in-process.
+        .target(
+            name: "WorldCupWebKit",
+            dependencies: [
+                "WorldCupKit", "OpenCoreData",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            path: "Sources/WorldCupWebKit",
+            exclude: ["Resources/FailedBanks/NOTICE.md"],
+            resources: [.copy("Resources/Public"), .copy("Resources/FailedBanks")]
+        ),
+        .executableTarget(name: "WorldCupWeb", dependencies: ["WorldCupWebKit"], path: "Sources/WorldCupWeb"),
         .executableTarget(
             name: "OCDBench",
             dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
@@ -79,6 +97,11 @@ let package = Package(
             path: "Tests/OpenCoreDataTests",
             exclude: ["Fixtures/NOTICE.md"],
             resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]
+        ),
+        .testTarget(
+            name: "WorldCupWebTests",
+            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData"],
+            path: "Tests/WorldCupWebTests"
         ),
     ],
     swiftLanguageModes: [.v6]

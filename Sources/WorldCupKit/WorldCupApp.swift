@@ -23,9 +23,18 @@ public struct WorldCupApp {
     public static let usage = "Commands: list | win <team> | add <team> <zone> | delete <team> | quit"
 
     /// Opens (or creates) the store; nil uses `NSPersistentContainer.defaultDirectoryURL()`.
-    public init(storeURL: URL?) throws {
+    ///
+    /// Every save records persistent history, so that a program watching the same store (the web
+    /// table, say) learns what changed; with `observesRemoteChanges` the coordinator also posts
+    /// `NSPersistentStoreRemoteChange` when another process commits to the file.
+    public init(storeURL: URL?, observesRemoteChanges: Bool = false) throws {
         container = NSPersistentContainer(name: "WorldCup")
-        if let storeURL { container.persistentStoreDescriptions[0].url = storeURL }
+        let description = container.persistentStoreDescriptions[0]
+        if let storeURL { description.url = storeURL }
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        if observesRemoteChanges {
+            description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        }
         var loadError: Error?
         container.loadPersistentStores { _, error in loadError = error }
         if let loadError { throw loadError }
@@ -90,9 +99,25 @@ public struct WorldCupApp {
 
     /// The team with a name (case-insensitive), if any.
     public func team(named name: String) throws -> Team? {
+        try Self.team(named: name, in: context)
+    }
+
+    /// The team with a name (case-insensitive) in a context, if any; call it on the context's queue.
+    public static func team(named name: String, in context: NSManagedObjectContext) throws -> Team? {
         let request = NSFetchRequest<Team>(entityName: "Team")
         request.predicate = NSPredicate(format: "teamName ==[c] %@", name)
         return try context.fetch(request).first
+    }
+
+    /// Inserts a team with no wins, and a flag image name made from its name, into a context
+    /// (unsaved); call it on the context's queue.
+    @discardableResult
+    public static func insertTeam(named name: String, zone: String, into context: NSManagedObjectContext) -> Team {
+        let team = Team(context: context)
+        team.teamName = name
+        team.qualifyingZone = zone
+        team.imageName = name.lowercased().replacingOccurrences(of: " ", with: "-") + "-flag"
+        return team
     }
 
     /// Runs one command line; returns what to print and whether to quit.
@@ -114,10 +139,7 @@ public struct WorldCupApp {
             let (name, zone) = Self.splitTeamAndZone(Array(words.dropFirst()))
             guard !name.isEmpty, !zone.isEmpty else { return ("Usage: add <team> <zone>", false) }
             guard try team(named: name) == nil else { return ("\(name) already exists.", false) }
-            let team = Team(context: context)
-            team.teamName = name
-            team.qualifyingZone = zone
-            team.imageName = name.lowercased().replacingOccurrences(of: " ", with: "-") + "-flag"
+            Self.insertTeam(named: name, zone: zone, into: context)
             try context.save()
             return ("Added \(name) in \(zone).", false)
         case "delete":

@@ -1,0 +1,40 @@
+import Foundation
+import Hummingbird
+
+/// JSON responses: a value, `{"ok":true}` for a write, or `{"error": message}` with the status
+/// that fits the error.
+enum JSONReply {
+    /// Runs a request's work and replies with its result, or with the error it threw.
+    static func run<Value: Encodable>(_ work: () async throws -> Value) async throws -> Response {
+        do {
+            return encode(try await work())
+        } catch {
+            return self.error(error)
+        }
+    }
+
+    /// Runs a write and replies `{"ok":true}`, or with the error it threw.
+    static func run(_ work: () async throws -> Void) async throws -> Response {
+        try await run { () async throws -> Done in
+            try await work()
+            return Done()
+        }
+    }
+
+    /// A 200 response holding a value as JSON.
+    static func encode(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An error response: 404 for an unknown team, 400 for a refused request, 500 otherwise.
+    static func error(_ error: Error) -> Response {
+        let status: HTTPResponse.Status = switch error as? WebRequestError {
+        case .notFound: .notFound
+        case .badRequest: .badRequest
+        case nil: (error as NSError).domain == NSCocoaErrorDomain ? .badRequest : .internalServerError
+        }
+        return encode(["error": error.localizedDescription], status: status)
+    }
+}
