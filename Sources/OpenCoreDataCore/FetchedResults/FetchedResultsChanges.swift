@@ -44,10 +44,14 @@ struct FetchedResultsChanges {
     var isEmpty: Bool { deletedSections.isEmpty && insertedSections.isEmpty && objects.isEmpty }
 
     init(rows: [TouchedRow], oldSections: [String], newSections: [String]) {
-        let oldNames = Set(oldSections)
-        let newNames = Set(newSections)
-        for (index, name) in oldSections.enumerated() where !newNames.contains(name) { deletedSections.append((index, name)) }
-        for (index, name) in newSections.enumerated() where !oldNames.contains(name) { insertedSections.append((index, name)) }
+        // Most batches leave the sections as they were: then no set of names is needed.
+        let sameSections = oldSections == newSections
+        let oldNames = sameSections ? [] : Set(oldSections)
+        let newNames = sameSections ? [] : Set(newSections)
+        if !sameSections {
+            for (index, name) in oldSections.enumerated() where !newNames.contains(name) { deletedSections.append((index, name)) }
+            for (index, name) in newSections.enumerated() where !oldNames.contains(name) { insertedSections.append((index, name)) }
+        }
 
         // Ranks among the rows the batch did not touch: a touched row's place less the touched rows before it.
         let oldPositions = rows.compactMap { $0.old?.position }.sorted()
@@ -105,7 +109,7 @@ struct FetchedResultsChanges {
             }
             removedPositions.append((old.position, row.object))
             insertedPositions.append((new.position, row.object))
-            if old.path != new.path && newNames.contains(oldSections[old.path.section]) && oldNames.contains(newSections[new.path.section]) {
+            if old.path != new.path && (sameSections || (newNames.contains(oldSections[old.path.section]) && oldNames.contains(newSections[new.path.section]))) {
                 objects.append(ObjectChange(object: row.object, type: .move, old: old.path, new: new.path))
             } else {
                 objects.append(ObjectChange(object: row.object, type: .delete, old: old.path, new: nil))

@@ -124,6 +124,8 @@ import WorldCupKit
             try context.save()
         }
         for _ in 0..<200 where table.batches == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        // The merge runs on the view context's queue: let it finish before reading.
+        await app.context.perform {}
         #expect(table.batches >= 1)
         #expect(table.failures.isEmpty, "\(table.failures)")
         #expect(controller.fetchedObjects?.count == 33)
