@@ -88,10 +88,12 @@ let package = Package(
         .executableTarget(name: "OCDInspector", dependencies: ["OCDInspectorKit"], path: "Sources/OCDInspector"),
         // A second process for the remote-change tests: writes to a store with persistent history.
         .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
+        // The other process of the reliability tests: saves in a loop until killed, or concurrently.
+        .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData"], path: "Tests/ReliabilityWorker"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
-                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter",
+                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",

@@ -1,0 +1,117 @@
+// ReliabilityWorker: the other process of the reliability tests.
+//
+//   ReliabilityWorker save-loop <store.sqlite> <first number>
+//       saves batches forever, one per save: a Batch with that number and three Items; prints
+//       "saved <number>" after each save returns. The test kills it at random moments.
+//   ReliabilityWorker concurrent <store.sqlite> <seconds> <contexts> <tag>
+//       several background contexts insert batches as fast as they can for a while; prints
+//       "saved <count> errors <count>" at the end.
+import Foundation
+import OpenCoreData
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ReliabilityWorker: \(message)\n".utf8))
+    exit(1)
+}
+
+/// Prints a line at once (the parent reads it while this process may be killed any moment).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Batch (number) ←→> Item (index): a save is one batch with its three items.
+func makeModel() -> NSManagedObjectModel {
+    let batch = NSEntityDescription(name: "Batch")
+    let item = NSEntityDescription(name: "Item")
+    let items = NSRelationshipDescription(name: "items", destination: item, toMany: true, deleteRule: .cascadeDeleteRule)
+    let owner = NSRelationshipDescription(name: "batch", destination: batch)
+    items.inverseRelationship = owner
+    owner.inverseRelationship = items
+    batch.properties = [NSAttributeDescription(name: "number", type: .integer64AttributeType), NSAttributeDescription(name: "tag", type: .stringAttributeType), items]
+    item.properties = [NSAttributeDescription(name: "index", type: .integer64AttributeType), owner]
+    let model = NSManagedObjectModel()
+    model.entities = [batch, item]
+    return model
+}
+
+func insertBatch(_ number: Int64, tag: String, into context: NSManagedObjectContext) {
+    let batch = NSEntityDescription.insertNewObject(forEntityName: "Batch", into: context)
+    batch.setValue(number, forKey: "number")
+    batch.setValue(tag, forKey: "tag")
+    for index in 0..<3 {
+        let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+        item.setValue(Int64(index), forKey: "index")
+        item.setValue(batch, forKey: "batch")
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else { fail("usage: ReliabilityWorker save-loop|concurrent <store> …") }
+let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel())
+do {
+    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: URL(fileURLWithPath: arguments[2]), options: nil)
+} catch {
+    fail("opening: \(error)")
+}
+
+switch arguments[1] {
+case "save-loop":
+    guard var number = Int64(arguments[3]) else { fail("bad first number") }
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = coordinator
+    context.performAndWait {
+        while true {
+            insertBatch(number, tag: "loop", into: context)
+            do {
+                try context.save()
+            } catch {
+                fail("save \(number): \(error)")
+            }
+            say("saved \(number)")
+            context.reset()
+            number += 1
+        }
+    }
+case "concurrent":
+    guard arguments.count >= 6, let seconds = Double(arguments[3]), let contexts = Int(arguments[4]) else { fail("usage: concurrent <store> <seconds> <contexts> <tag>") }
+    let tag = arguments[5]
+    let deadline = Date().addingTimeInterval(seconds)
+    let group = DispatchGroup()
+    let totals = NSLock()
+    nonisolated(unsafe) var saved = 0
+    nonisolated(unsafe) var errors: [String] = []
+    for worker in 0..<contexts {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        group.enter()
+        DispatchQueue.global().async {
+            var count = 0
+            var failures: [String] = []
+            context.performAndWait {
+                var number = Int64(worker) << 32
+                while Date() < deadline {
+                    insertBatch(number, tag: tag, into: context)
+                    do {
+                        try context.save()
+                        count += 1
+                    } catch {
+                        failures.append("\(error)")
+                        context.rollback()
+                    }
+                    context.reset()
+                    number += 1
+                }
+            }
+            totals.lock()
+            saved += count
+            errors += failures
+            totals.unlock()
+            group.leave()
+        }
+    }
+    group.wait()
+    say("saved \(saved) errors \(errors.count)")
+    for error in errors.prefix(3) { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+default:
+    fail("unknown mode \(arguments[1])")
+}
