@@ -10,10 +10,19 @@ import Foundation
 /// insert, since a table view rejects a move onto its own index path; so is a move out of a
 /// deleted section or into an inserted one.
 struct FetchedResultsChanges {
-    /// A row's place: its position among all rows and its index path.
+    /// A row's place: its position among all rows, its section and its row in the section.
     struct Place {
         let position: Int
-        let path: IndexPath
+        let section: Int
+        let row: Int
+
+        init(position: Int, section: Int, row: Int) {
+            self.position = position
+            self.section = section
+            self.row = row
+        }
+
+        var path: IndexPath { IndexPath(row: row, section: section) }
     }
 
     /// A row the batch touched: where it was, where it is, and whether its object changed (rather
@@ -87,7 +96,7 @@ struct FetchedResultsChanges {
         var sameRank: [Int: [TouchedRow]] = [:]
         for survivor in survivors {
             let (old, new) = (survivor.row.old!, survivor.row.new!)
-            if oldSections[old.path.section] == newSections[new.path.section] && survivor.oldRank == survivor.newRank {
+            if oldSections[old.section] == newSections[new.section] && survivor.oldRank == survivor.newRank {
                 sameRank[survivor.newRank, default: []].append(survivor.row)
             } else {
                 moved.insert(ObjectIdentifier(survivor.row.object))
@@ -109,7 +118,7 @@ struct FetchedResultsChanges {
             }
             removedPositions.append((old.position, row.object))
             insertedPositions.append((new.position, row.object))
-            if old.path != new.path && (sameSections || (newNames.contains(oldSections[old.path.section]) && oldNames.contains(newSections[new.path.section]))) {
+            if (old.section != new.section || old.row != new.row) && (sameSections || (newNames.contains(oldSections[old.section]) && oldNames.contains(newSections[new.section]))) {
                 objects.append(ObjectChange(object: row.object, type: .move, old: old.path, new: new.path))
             } else {
                 objects.append(ObjectChange(object: row.object, type: .delete, old: old.path, new: nil))

@@ -82,8 +82,14 @@ final class FetchedResultsIndex {
 
     /// The index path of the row at a position.
     func indexPath(at position: Int) -> IndexPath {
+        let (section, row) = sectionAndRow(at: position)
+        return IndexPath(row: row, section: section)
+    }
+
+    /// The section and row of the row at a position.
+    func sectionAndRow(at position: Int) -> (section: Int, row: Int) {
         let section = sectionCounts.index(containing: position)
-        return IndexPath(row: position - sectionCounts.prefix(section), section: section)
+        return (section, position - sectionCounts.prefix(section))
     }
 
     /// The position of an index path's row, or nil when it is out of range.
@@ -203,7 +209,7 @@ final class FetchedResultsIndex {
 
     /// What a bulk update did: where the removed rows were and where the entries went.
     struct BulkUpdate {
-        var oldPlaces: [Int64: (position: Int, path: IndexPath)] = [:]
+        var oldPlaces: [Int64: (position: Int, section: Int, row: Int)] = [:]
         var newPositions: [Int64: Int] = [:]
     }
 
@@ -240,31 +246,30 @@ final class FetchedResultsIndex {
                     sectionEnd += sectionCounts.counts[section]
                 }
                 keptPerSection[section] -= 1
-                result.oldPlaces[key] = (at, IndexPath(row: at - (sectionEnd - sectionCounts.counts[section]), section: section))
+                result.oldPlaces[key] = (at, section, at - (sectionEnd - sectionCounts.counts[section]))
             }
             kept.append(contentsOf: chunk, range: runStart..<chunk.count)
             position += chunk.count
         }
-        // The entries in order, each with its place among the kept rows (found by galloping).
-        let entries = unsorted.sorted { compare($0.values, $0.key, to: $1.values, $1.key) == .orderedAscending }
-        var offsets: [Int] = []
-        offsets.reserveCapacity(entries.count)
-        var low = 0
-        for entry in entries {
-            var step = 1
-            var high = low
-            while high < kept.count && compare(entry.values, entry.key, toRow: high, of: kept) != .orderedAscending {
-                low = high + 1
-                high = low + step
-                step *= 2
-            }
-            high = min(high, kept.count)
+        // Each entry's place among the kept rows (a binary search each), then the entries in that
+        // order; entries with the same place are compared with each other.
+        var places: [Int] = []
+        places.reserveCapacity(unsorted.count)
+        for entry in unsorted {
+            var low = 0
+            var high = kept.count
             while low < high {
                 let middle = (low + high) / 2
                 if compare(entry.values, entry.key, toRow: middle, of: kept) == .orderedAscending { high = middle } else { low = middle + 1 }
             }
-            offsets.append(low)
+            places.append(low)
         }
+        let sequence = unsorted.indices.sorted { a, b in
+            if places[a] != places[b] { return places[a] < places[b] }
+            return compare(unsorted[a].values, unsorted[a].key, to: unsorted[b].values, unsorted[b].key) == .orderedAscending
+        }
+        let entries = sequence.map { unsorted[$0] }
+        let offsets = sequence.map { places[$0] }
         // Section numbers for the entries: existing ones, then new names.
         var numbers = sectionByName
         var names = sectionNames

@@ -476,14 +476,14 @@ final class FetchedResultsState {
             // Many rows: a few linear passes beat row-by-row updates.
             guard let update = try? index.bulkUpdate(removing: Array(oldKeys.values), entering: entering.map(\.entry)) else { return nil }
             func oldPlace(_ object: NSManagedObject) -> FetchedResultsChanges.Place? {
-                oldKeys[ObjectIdentifier(object)].flatMap { update.oldPlaces[$0] }.map { FetchedResultsChanges.Place(position: $0.position, path: $0.path) }
+                oldKeys[ObjectIdentifier(object)].flatMap { update.oldPlaces[$0] }.map { FetchedResultsChanges.Place(position: $0.position, section: $0.section, row: $0.row) }
             }
             var placed = Set<ObjectIdentifier>()
             for (object, entry) in entering {
                 guard let position = update.newPositions[entry.key] else { continue }
                 placed.insert(ObjectIdentifier(object))
                 rows.append(FetchedResultsChanges.TouchedRow(object: object, old: oldPlace(object),
-                                                             new: FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position)), changed: true))
+                                                             new: place(at: position, in: index), changed: true))
             }
             for object in touched where !placed.contains(ObjectIdentifier(object)) {
                 guard let was = oldPlace(object) else { continue }
@@ -494,7 +494,7 @@ final class FetchedResultsState {
             var old: [ObjectIdentifier: FetchedResultsChanges.Place] = [:]
             for (identity, key) in oldKeys {
                 guard let position = index.position(of: key) else { continue }
-                old[identity] = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
+                old[identity] = place(at: position, in: index)
             }
             for key in oldKeys.values { index.remove(key) }
             // Sections left empty go now: a row whose name matches one joins it again as a new
@@ -510,7 +510,7 @@ final class FetchedResultsState {
             for (object, entry) in entering {
                 guard let position = index.position(of: entry.key) else { continue }
                 placed.insert(ObjectIdentifier(object))
-                let new = FetchedResultsChanges.Place(position: position, path: index.indexPath(at: position))
+                let new = place(at: position, in: index)
                 rows.append(FetchedResultsChanges.TouchedRow(object: object, old: old[ObjectIdentifier(object)], new: new, changed: true))
             }
             for object in touched where !placed.contains(ObjectIdentifier(object)) {
@@ -521,6 +521,12 @@ final class FetchedResultsState {
         objectsCacheIsStale = true
         sectionsCache = nil
         return rows
+    }
+
+    /// The place of the row at a position.
+    private func place(at position: Int, in index: FetchedResultsIndex) -> FetchedResultsChanges.Place {
+        let (section, row) = index.sectionAndRow(at: position)
+        return FetchedResultsChanges.Place(position: position, section: section, row: row)
     }
 
     /// Above this many touched objects a change rebuilds the index in linear passes instead of
@@ -551,13 +557,13 @@ final class FetchedResultsState {
         var rows: [FetchedResultsChanges.TouchedRow] = []
         for (position, key) in oldKeys.enumerated() where newPositions[key] == nil {
             let object = oldObjects[position] ?? object(forKey: key)
-            rows.append(FetchedResultsChanges.TouchedRow(object: object, old: FetchedResultsChanges.Place(position: position, path: old.indexPath(at: position)), new: nil, changed: changedKeys.contains(key)))
+            rows.append(FetchedResultsChanges.TouchedRow(object: object, old: place(at: position, in: old), new: nil, changed: changedKeys.contains(key)))
         }
         for (position, key) in newKeys.enumerated() {
-            let newPlace = FetchedResultsChanges.Place(position: position, path: new.indexPath(at: position))
+            let newPlace = place(at: position, in: new)
             if let was = oldPositions[key] {
                 guard changedKeys.contains(key) else { continue }
-                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: FetchedResultsChanges.Place(position: was, path: old.indexPath(at: was)), new: newPlace, changed: true))
+                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: place(at: was, in: old), new: newPlace, changed: true))
             } else {
                 rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: nil, new: newPlace, changed: changedKeys.contains(key)))
             }

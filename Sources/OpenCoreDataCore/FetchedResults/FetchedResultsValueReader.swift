@@ -6,6 +6,9 @@ struct FetchedResultsValueReader {
     let descriptors: [NSSortDescriptor]
     let kinds: [SortValue.Kind]
     private let sectionComponents: [KeyPathComponent]?
+    /// For each descriptor, the key when it names one property (read with `value(forKey:)`,
+    /// without walking a key path).
+    private let singleKeys: [String?]
     /// Whether the section name is the first sort value printed (the section key path is the
     /// first sort key and an integer or string attribute), so it needs no second read.
     private let sectionIsFirstSortValue: Bool
@@ -14,6 +17,10 @@ struct FetchedResultsValueReader {
         self.descriptors = descriptors
         self.kinds = kinds
         sectionComponents = sectionNameKeyPath.map(KeyPathComponent.components(of:))
+        singleKeys = descriptors.map { descriptor in
+            guard let key = descriptor.key, !key.contains("."), !key.hasPrefix("@"), let entity, entity.frozenPropertiesByName[key] != nil else { return nil }
+            return key
+        }
         var firstIsSection = false
         if let sectionNameKeyPath, let entity, descriptors.first?.key == sectionNameKeyPath,
            let attribute = FetchedResultsState.property(at: sectionNameKeyPath, from: entity) as? NSAttributeDescription {
@@ -30,7 +37,8 @@ struct FetchedResultsValueReader {
         var values: [SortValue] = []
         values.reserveCapacity(descriptors.count)
         for (column, descriptor) in descriptors.enumerated() {
-            values.append(SortValue(descriptor.value(of: object), kind: kinds[column]))
+            let value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
+            values.append(SortValue(value, kind: kinds[column]))
         }
         guard let sectionComponents else { return (values, "") }
         if sectionIsFirstSortValue {

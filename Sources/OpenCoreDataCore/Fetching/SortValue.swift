@@ -32,7 +32,23 @@ enum SortValue {
 
     /// A value read in memory (`value(forKeyPath:)`), converted for a column of `kind`.
     init(_ value: Any?, kind: Kind) {
-        guard let value, !(value is NSNull) else {
+        guard let value else {
+            self = .null
+            return
+        }
+        // Plain numbers, the common case, without the runtime's general dynamic cast (even an
+        // `is NSNull` test of a number tries bridging on Linux).
+        switch kind {
+        case .integer:
+            if let number = ExistentialFastPath.load(value, as: Int64.self) { self = .integer(number); return }
+            if let number = ExistentialFastPath.load(value, as: Int32.self) { self = .integer(Int64(number)); return }
+            if let number = ExistentialFastPath.load(value, as: Int16.self) { self = .integer(Int64(number)); return }
+        case .double:
+            if let number = ExistentialFastPath.load(value, as: Double.self) { self = number.isNaN ? .null : .double(number); return }
+        case .string, .other:
+            break
+        }
+        if value is NSNull {
             self = .null
             return
         }
