@@ -33,9 +33,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public var transactionAuthor: String?
     /// Whether the context merges changes saved by its parent (or by sibling contexts of the coordinator) automatically.
     public var automaticallyMergesChangesFromParent: Bool = false
-    /// How save conflicts are resolved.
+    /// How a save resolves conflicts with the store: an `NSMergePolicy` (or one of the legacy
+    /// constants such as `NSMergeByPropertyObjectTrumpMergePolicy`); anything else acts as
+    /// `NSErrorMergePolicy`, the default.
     public var mergePolicy: Any = NSMergePolicy.error
-    /// How long fetched values stay fresh before a refetch refreshes them (kept for API compatibility).
+    /// How old cached values may be when a fault is fulfilled. There is no row cache here: faults
+    /// and refreshes always read the store, which satisfies every interval.
     public var stalenessInterval: TimeInterval = -1
     /// Whether faults for deleted objects fulfil as empty instead of failing (kept for API compatibility).
     public var shouldDeleteInaccessibleFaults: Bool = true

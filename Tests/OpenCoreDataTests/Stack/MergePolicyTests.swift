@@ -26,7 +26,7 @@ import Testing
     }
 
     /// A store file with one saved item, and two contexts (on two coordinators) that both read it.
-    private struct Scenario {
+    struct Scenario {
         let url: URL
         let mine: NSManagedObjectContext
         let theirs: NSManagedObjectContext
@@ -68,12 +68,12 @@ import Testing
             item.setValue(30, forKey: "price")
         }
 
-        /// The item's row as the file holds it: name, price, note, Z_OPT.
+        /// The item's row (the first stored) as the file holds it: name, price, note, Z_OPT.
         func storedRow() throws -> (String?, Int?, String?, Int?) {
             let queue = try DatabaseQueue(path: url.path)
             defer { try? queue.close() }
             return try queue.read { db in
-                let row = try #require(try Row.fetchOne(db, sql: "SELECT ZNAME, ZPRICE, ZNOTE, Z_OPT FROM ZITEM"))
+                let row = try #require(try Row.fetchOne(db, sql: "SELECT ZNAME, ZPRICE, ZNOTE, Z_OPT FROM ZITEM ORDER BY Z_PK LIMIT 1"))
                 return (row["ZNAME"], row["ZPRICE"], row["ZNOTE"], row["Z_OPT"])
             }
         }
