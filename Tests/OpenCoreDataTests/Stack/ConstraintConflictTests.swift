@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import OpenCoreData
 import Testing
 
@@ -90,5 +91,14 @@ import Testing
         try context.save()
         #expect(try scenario.storedLabels("linux") == ["first"])
         #expect(!first.objectID.isTemporaryID)
+    }
+
+    @Test func aNewStoreIndexesTheConstrainedColumns() throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        let queue = try DatabaseQueue(path: scenario.url.path)
+        defer { try? queue.close() }
+        // The save's lookup (`ZCODE IS ?`) searches this index instead of scanning the table.
+        #expect(try queue.read { db in try db.indexes(on: "ZTAG").map(\.columns) } == [["ZCODE"]])
     }
 }

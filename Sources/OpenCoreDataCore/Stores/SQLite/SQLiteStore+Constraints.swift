@@ -40,13 +40,7 @@ extension SQLiteStore {
         var result: [Constraint] = []
         var current: NSEntityDescription? = entity
         while let declaring = current {
-            for names in declaring.uniquenessConstraints {
-                let properties = names.compactMap { item -> NSPropertyDescription? in
-                    let name = (item as? NSPropertyDescription)?.name ?? (item as? String) ?? ""
-                    return declaring.frozenPropertiesByName[name]
-                }
-                if !properties.isEmpty, properties.count == names.count { result.append(Constraint(entity: declaring, properties: properties)) }
-            }
+            result += declaring.uniquenessConstraintProperties.map { Constraint(entity: declaring, properties: $0) }
             current = declaring.superentity
         }
         return result
