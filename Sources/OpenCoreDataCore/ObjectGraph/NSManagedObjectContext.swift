@@ -33,9 +33,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public var transactionAuthor: String?
     /// Whether the context merges changes saved by its parent (or by sibling contexts of the coordinator) automatically.
     public var automaticallyMergesChangesFromParent: Bool = false
-    /// How save conflicts are resolved.
+    /// How a save resolves conflicts with the store: an `NSMergePolicy` (or one of the legacy
+    /// constants such as `NSMergeByPropertyObjectTrumpMergePolicy`); anything else acts as
+    /// `NSErrorMergePolicy`, the default.
     public var mergePolicy: Any = NSMergePolicy.error
-    /// How long fetched values stay fresh before a refetch refreshes them (kept for API compatibility).
+    /// How old cached values may be when a fault is fulfilled. There is no row cache here: faults
+    /// and refreshes always read the store, which satisfies every interval.
     public var stalenessInterval: TimeInterval = -1
     /// Whether faults for deleted objects fulfil as empty instead of failing (kept for API compatibility).
     public var shouldDeleteInaccessibleFaults: Bool = true
@@ -406,14 +409,112 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         processPendingChanges()
 
         try validateForSave()
-        var changes = makeSaveChanges()
-        changes.author = transactionAuthor
-        changes.contextName = name
-        if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
-            for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
-        }
-        let permanentIDs = try requireParent().applyChanges(changes, from: self)
+        let permanentIDs = try applyChangesResolvingConflicts(to: requireParent())
         finishSave(permanentIDs: permanentIDs)
+    }
+
+    /// How many times a save resolves conflicts and tries again before it gives up with 133020.
+    private static let conflictResolutionAttempts = 8
+
+    /// Hands the changes to the parent. When objects changed in the store since they were read,
+    /// the merge policy resolves the conflicts (or throws) and the save is tried again.
+    private func applyChangesResolvingConflicts(to parent: ParentStore) throws -> PermanentIDs {
+        var attempts = 0
+        while true {
+            let changes = makeSaveChanges()
+            if changes.isEmpty { return [:] }
+            do {
+                return try parent.applyChanges(changes, from: self)
+            } catch let conflicts as StoreVersionConflicts {
+                attempts += 1
+                let list = try mergeConflicts(for: conflicts.objectIDs, in: parent)
+                guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.mergeError(list) }
+                try effectiveMergePolicy.resolve(mergeConflicts: list)
+            } catch let conflicts as StoreConstraintConflicts {
+                attempts += 1
+                let list = try constraintConflicts(for: conflicts.violations, in: parent)
+                guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.constraintError(list) }
+                try effectiveMergePolicy.resolve(mergeConflicts: list)
+            }
+        }
+    }
+
+    /// The merge policy in use: `mergePolicy` when it is a policy (or a policy type), otherwise the error policy.
+    private var effectiveMergePolicy: NSMergePolicy {
+        (mergePolicy as? NSMergePolicy) ?? (mergePolicy as? NSMergePolicyType).map { NSMergePolicy(merge: $0) } ?? .error
+    }
+
+    /// A conflict for each registered object whose row changed (or vanished) in the store.
+    private func mergeConflicts(for objectIDs: [NSManagedObjectID], in parent: ParentStore) throws -> [NSMergeConflict] {
+        let rows = try parent.loadRows(objectIDs)
+        return objectIDs.compactMap { id in
+            guard let object = registry[id.key] else { return nil }
+            let row = rows[id.key]
+            return NSMergeConflict(source: object, newVersion: Int(row?.version ?? 0), oldVersion: Int(object.storeVersion),
+                                   cachedSnapshot: object.committedValues.map { object.snapshot(of: $0) },
+                                   persistedSnapshot: row.map { object.snapshot(of: $0.values) })
+        }
+    }
+
+    /// A conflict for each uniqueness violation the store found, with the stored rows' values.
+    private func constraintConflicts(for violations: [StoreConstraintConflicts.Violation], in parent: ParentStore) throws -> [NSConstraintConflict] {
+        let rows = try parent.loadRows(violations.compactMap(\.storedObjectID))
+        return violations.map { violation in
+            let objects = violation.objectIDs.compactMap { registry[$0.key] }
+            let row = violation.storedObjectID.flatMap { rows[$0.key] }
+            let stored = violation.storedObjectID.map { registerFetched($0, row: row, asFault: false, refresh: false) }
+            return NSConstraintConflict(constraint: violation.constraint, databaseObject: stored,
+                                        databaseSnapshot: row.flatMap { row in stored.map { $0.snapshot(of: row.values) } },
+                                        conflicting: objects, snapshots: objects.map { $0.snapshot(of: $0.values) },
+                                        databaseVersion: row?.version ?? 0)
+        }
+    }
+
+    /// Turns an inserted object into the registered object of a stored row (a constraint conflict
+    /// resolved in favour of one row): the save updates that row instead of inserting a new one.
+    /// A different object registered for the row is forgotten.
+    func adoptStoredIdentity(_ storedID: NSManagedObjectID, for object: NSManagedObject, storedValues: ContiguousArray<Any?>,
+                             version: Int64, keepingOwnValues: Bool) {
+        guard object.insertedFlag else { return }
+        if let previous = registry[storedID.key], previous !== object {
+            forgetChanges(of: previous)
+            previous.managedObjectContext = nil
+        }
+        registry[object.objectID.key] = nil
+        inserted.remove(object)
+        pendingInserted.remove(object)
+        object.insertedFlag = false
+        object.objectID = storedID
+        registry[storedID.key] = object
+        object.committedValues = storedValues
+        object.storeVersion = version
+        if !keepingOwnValues {
+            for property in object.entity.frozenProperties where !property.isTransient {
+                if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                    object.values[property.slot] = nil
+                } else {
+                    object.values[property.slot] = storedValues[property.slot]
+                }
+            }
+        }
+        object.updatedFlag = true
+        updated.append(object)
+    }
+
+    /// After a merge policy discarded an object's changes: it is no longer updated.
+    func forgetChanges(of object: NSManagedObject) {
+        guard object.updatedFlag else { return }
+        object.updatedFlag = false
+        updated.remove(object)
+        pendingUpdated.remove(object)
+    }
+
+    /// After a save found an object deleted from the store: the context forgets it and its changes.
+    func forgetObjectDeletedInStore(_ object: NSManagedObject) {
+        forgetChanges(of: object)
+        registry[object.objectID.key] = nil
+        object.deletedFlag = true
+        object.managedObjectContext = nil
     }
 
     private func validateForSave() throws {
@@ -440,6 +541,11 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         changes.inserted = inserted.map { record(for: $0) }
         changes.updated = updated.map { record(for: $0) }
         changes.deleted = deleted.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
+        changes.author = transactionAuthor
+        changes.contextName = name
+        if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
+            for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
+        }
         return changes
     }
 

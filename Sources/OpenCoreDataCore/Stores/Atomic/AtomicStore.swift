@@ -301,13 +301,10 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
                 records[id] = Record(entity: record.entity, values: values, version: 1, toMany: toMany)
                 order.append(id)
             }
+            let conflicting = changes.updated.filter { records[$0.objectID]?.version != $0.version }
+            if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
             for record in changes.updated {
-                guard let existing = records[record.objectID] else {
-                    throw CoreDataError.make(.mergeConflict, "Could not merge changes: \(record.objectID) was deleted from the store.", userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
-                }
-                if existing.version != record.version {
-                    throw CoreDataError.make(.mergeConflict, "Could not merge changes: \(record.objectID) changed in the store since it was fetched.", userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
-                }
+                guard let existing = records[record.objectID] else { continue }
                 let (values, toMany) = translated(record)
                 records[record.objectID] = Record(entity: record.entity, values: values, version: existing.version + 1, toMany: existing.toMany.merging(toMany) { _, new in new })
             }

@@ -180,6 +180,14 @@ final class SQLiteSchema {
                     statements.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name ?? "")_\(index.name) ON \(mapping.tableName) (\(columns.joined(separator: ", ")))")
                 }
             }
+            // Uniqueness constraints are checked by query at save (`SQLiteStore+Constraints`); an
+            // ordinary index keeps that query from scanning the table.
+            for (number, properties) in entity.uniquenessConstraintProperties.enumerated() {
+                let columns = properties.compactMap { mapping.columnsBySlot[$0.slot] }
+                if columns.count == properties.count {
+                    statements.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name ?? "")_UNIQUENESS_\(number + 1) ON \(mapping.tableName) (\(columns.joined(separator: ", ")))")
+                }
+            }
         }
         for join in allJoinTables {
             var columns = "\(join.sourceColumn) INTEGER, \(join.destinationColumn) INTEGER"

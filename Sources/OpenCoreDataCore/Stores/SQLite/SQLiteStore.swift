@@ -312,6 +312,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try body(db)
                 return .commit
             }
+        } catch let conflicts as StoreVersionConflicts {
+            throw conflicts
+        } catch let conflicts as StoreConstraintConflicts {
+            throw conflicts
         } catch {
             throw Self.translate(error, url: url, during: "saving")
         }
@@ -658,8 +662,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 return id.isTemporaryID ? nil : id.primaryKey
             }
             for record in changes.deleted { try delete(record, db) }
+            let violations = try uniquenessViolations(changes.inserted, db, primaryKey)
+            if !violations.isEmpty { throw StoreConstraintConflicts(violations: violations) }
             for record in changes.inserted { try insert(record, pk: (mapping[record.objectID.key] ?? record.objectID).primaryKey, db, primaryKey) }
-            for record in changes.updated { try update(record, db, primaryKey) }
+            let conflicting = try changes.updated.filter { try !update(record: $0, db, primaryKey) }
+            if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
             for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
             try bumpGeneration(db)
             if let history { try recordSave(changes, permanentIDs: mapping, history: history, db) }
@@ -740,7 +747,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try run(handle, db, sql: plan.insertSQL)
     }
 
-    private func update(_ record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
+    /// Writes an updated row if its version (`Z_OPT`) is still the one the record was read at;
+    /// returns false, writing nothing, when the row changed or was deleted since.
+    private func update(record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws -> Bool {
         let plan = writePlan(for: record.entity)
         let handle = try preparedUpdate(for: record.entity, plan, db)
         for index in plan.slots.indices {
@@ -749,13 +758,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
         try run(handle, db, sql: plan.updateSQL)
-        if db.changesCount == 0 {
-            let mapping = schema.mapping(for: record.entity)!
-            let current = try Int64.fetchOne(db, sql: "SELECT Z_OPT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
-            throw CoreDataError.make(.mergeConflict,
-                "Could not merge changes: \(record.objectID) was \(current == nil ? "deleted" : "changed (version \(current!), expected \(record.version))") in the store since it was fetched.",
-                userInfo: [NSPersistentStoreSaveConflictsErrorKey: [record.objectID]])
-        }
+        return db.changesCount > 0
     }
 
     private func delete(_ record: SaveRecord, _ db: Database) throws {

@@ -1,0 +1,63 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// Bringing objects up to date with changes another coordinator saved to the same store:
+/// `shouldRefreshRefetchedObjects`, `refreshAllObjects()` and `refresh(_:mergeChanges:)`.
+@Suite struct RefreshTests {
+    private typealias Scenario = MergePolicyTests.Scenario
+
+    /// The other context saves a new price and note.
+    private func theirSave(_ scenario: Scenario) throws {
+        scenario.theirItem.setValue(20, forKey: "price")
+        scenario.theirItem.setValue("their note", forKey: "note")
+        try scenario.theirs.save()
+    }
+
+    @Test func refetchingRefreshesRegisteredObjectsOnlyWhenAsked() throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        try theirSave(scenario)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        #expect(try scenario.mine.fetch(request) == [scenario.item])
+        #expect(scenario.item.value(forKey: "price") as? Int64 == 10, "a refetch keeps the registered object's values")
+        request.shouldRefreshRefetchedObjects = true
+        #expect(try scenario.mine.fetch(request) == [scenario.item])
+        #expect(scenario.values(scenario.item) == ("Original", 20, "their note"))
+        // The object now has the store's version: a change saves without conflict.
+        scenario.item.setValue(21, forKey: "price")
+        try scenario.mine.save()
+        #expect(try scenario.storedRow().1 == 21)
+    }
+
+    @Test func refreshAllObjectsKeepsUnsavedChanges() throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        let untouched = NSEntityDescription.insertNewObject(forEntityName: "Item", into: scenario.mine)
+        untouched.setValue("Untouched", forKey: "name")
+        try scenario.mine.save()
+        let theirUntouched = try scenario.theirs.existingObject(with: untouched.objectID)
+        theirUntouched.setValue(5, forKey: "price")
+        try theirSave(scenario)
+        scenario.item.setValue("Mine", forKey: "name")
+        scenario.mine.refreshAllObjects()
+        #expect(untouched.isFault, "objects without changes become faults")
+        #expect(untouched.value(forKey: "price") as? Int64 == 5)
+        #expect(scenario.values(scenario.item) == ("Mine", 20, "their note"), "unsaved changes are kept over the store's values")
+        #expect(scenario.item.hasChanges)
+        // Refreshed, the object saves under the default (error) policy.
+        try scenario.mine.save()
+        let (name, price, note, _) = try scenario.storedRow()
+        #expect(name == "Mine" && price == 20 && note == "their note")
+    }
+
+    @Test func refreshWithoutMergingDropsChanges() throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        try theirSave(scenario)
+        scenario.item.setValue("Mine", forKey: "name")
+        scenario.mine.refresh(scenario.item, mergeChanges: false)
+        #expect(!scenario.mine.hasChanges)
+        #expect(scenario.values(scenario.item) == ("Original", 20, "their note"))
+    }
+}
