@@ -56,7 +56,7 @@ extension NSManagedObject {
     final func setToOne(_ relationship: NSRelationshipDescription, to newValue: NSManagedObject?) {
         let old = toOneDestination(relationship)
         if old === newValue { return }
-        managedObjectContext?.willChangeForUndo(self)
+        willChangeForUndo()
         willChangeValue(forKey: relationship.name)
         values[relationship.slot] = newValue
         didChangeValue(forKey: relationship.name)
@@ -72,7 +72,7 @@ extension NSManagedObject {
         let removed = old.filter { !newMembers.contains($0) }
         let added = newMembers.filter { !old.contains($0) }
         if old == newMembers { return }
-        managedObjectContext?.willChangeForUndo(self)
+        willChangeForUndo()
         willChangeValue(forKey: relationship.name)
         set.members = newMembers
         didChangeValue(forKey: relationship.name)
@@ -95,13 +95,13 @@ extension NSManagedObject {
         if inverse.isToMany {
             let set = relationshipSet(for: inverse)
             guard !set.members.contains(source) else { return }
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             set.members.append(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             let previous = toOneDestination(inverse)
             if previous === source { return }
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             values[inverse.slot] = source
             managedObjectContext?.objectDidChange(self)
             // A one-to-one steal: the previous partner loses its link to this object.
@@ -117,12 +117,12 @@ extension NSManagedObject {
         if inverse.isToMany {
             let set = relationshipSet(for: inverse)
             guard set.members.contains(source) else { return }
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             set.members.remove(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             guard toOneDestinationID(inverse) == source.objectID || toOneDestination(inverse) === source else { return }
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             values[inverse.slot] = nil
             managedObjectContext?.objectDidChange(self)
         }

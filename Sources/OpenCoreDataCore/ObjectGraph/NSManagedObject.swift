@@ -223,7 +223,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         fireFaultIfNeeded()
         if case .attribute(let type) = entity.slotKinds[slot] {
             let normalized = value.map { AttributeValueCoding.normalize($0, for: type) }
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             willChangeValue(forKey: key)
             values[slot] = normalized
             didChangeValue(forKey: key)
@@ -240,7 +240,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 setToOne(relationship, to: value as? NSManagedObject)
             }
         } else {
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             values[property.slot] = value
         }
     }
@@ -277,13 +277,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         fireFaultIfNeeded()
         if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
             let set = relationshipSet(for: relationship)
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             set.members = OrderedSet(Self.managedObjects(in: value))
         } else if let attribute = property as? NSAttributeDescription {
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             values[property.slot] = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
         } else {
-            managedObjectContext?.willChangeForUndo(self)
+            willChangeForUndo()
             values[property.slot] = value
         }
         managedObjectContext?.objectDidChange(self)

@@ -128,6 +128,15 @@ extension NSManagedObjectContext {
     }
 }
 
+extension NSManagedObject {
+    /// Lets the context snapshot this object before a change, for undo. Without any context
+    /// recording undo this is one read of a global count, not a read of the weak context reference.
+    @inline(__always)
+    final func willChangeForUndo() {
+        if ContextUndoRecorder.liveCount != 0 { managedObjectContext?.willChangeForUndo(self) }
+    }
+}
+
 /// A context's link to its undo manager: the snapshots of the current event, and the checkpoint observer.
 final class ContextUndoRecorder {
     let manager: UndoManager
@@ -135,8 +144,20 @@ final class ContextUndoRecorder {
     var snapshots: [ObjectIdentifier: ObjectSnapshot] = [:]
     private var observer: NSObjectProtocol?
 
+    /// How many recorders are live. Written under `countLock`; read without it as a hint, which is
+    /// exact on the queue that sets the context's undo manager (the one its objects are used on).
+    nonisolated(unsafe) static var liveCount = 0
+    private static let countLock = NSLock()
+
+    private static func changeLiveCount(by delta: Int) {
+        countLock.lock()
+        liveCount += delta
+        countLock.unlock()
+    }
+
     init(manager: UndoManager, context: NSManagedObjectContext) {
         self.manager = manager
+        Self.changeLiveCount(by: 1)
         // The manager's checkpoints (undo, redo, grouping) end the context's event first.
         observer = NotificationCenter.default.addObserver(forName: .NSUndoManagerCheckpoint, object: manager, queue: nil) { [weak context] _ in
             context?.processPendingChanges()
@@ -144,8 +165,10 @@ final class ContextUndoRecorder {
     }
 
     func stopObserving() {
-        if let observer { NotificationCenter.default.removeObserver(observer) }
-        observer = nil
+        guard let observer else { return }
+        NotificationCenter.default.removeObserver(observer)
+        self.observer = nil
+        Self.changeLiveCount(by: -1)
     }
 
     /// Snapshots an object the first time it changes in the event; later, fills in the to-many

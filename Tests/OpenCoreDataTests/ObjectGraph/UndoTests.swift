@@ -235,6 +235,25 @@ private final class Counter {
         #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 1)
     }
 
+    @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType])
+    func undoingASavedDeleteInsertsTheObjectAgain(storeType: String) throws {
+        let (coordinator, url) = try TestSupport.coordinator(TestSupport.makeCompanyModel(), type: storeType)
+        defer { if let url { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) } }
+        let context = TestSupport.context(coordinator)
+        context.undoManager = UndoManager()
+        let acme = insert("Company", "Acme", in: context)
+        try context.save()
+        context.delete(acme)
+        try context.save()
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 0)
+        context.undo()
+        #expect(context.insertedObjects == [acme])
+        #expect(acme.value(forKey: "name") as? String == "Acme")
+        try context.save()
+        let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company"))
+        #expect(fetched.map { $0.value(forKey: "name") as? String } == ["Acme"])
+    }
+
     @Test func undoAndRedoARelationshipChangeWithItsInverses() throws {
         let context = try make()
         let sales = insert("Department", "Sales", in: context)
