@@ -36,6 +36,14 @@ extension NSManagedObjectContext {
         undoRecorder.manager.removeAllActions(withTarget: self)
     }
 
+    /// Runs changes that are not the user's (refreshes, merges) without recording them for undo.
+    func withoutUndoRecording<T>(_ body: () throws -> T) rethrows -> T {
+        guard let undoRecorder else { return try body() }
+        undoRecorder.suspendedDepth += 1
+        defer { undoRecorder.suspendedDepth -= 1 }
+        return try body()
+    }
+
     /// Snapshots an object before its first change of the current event, when undo is recorded.
     @inline(__always)
     func willChangeForUndo(_ object: NSManagedObject) {
@@ -142,6 +150,8 @@ final class ContextUndoRecorder {
     let manager: UndoManager
     /// The objects changed in the current event, as they were before their first change.
     var snapshots: [ObjectIdentifier: ObjectSnapshot] = [:]
+    /// Above zero while the context applies changes that undo does not record.
+    var suspendedDepth = 0
     private var observer: NSObjectProtocol?
 
     /// How many recorders are live. Written under `countLock`; read without it as a hint, which is
@@ -174,7 +184,7 @@ final class ContextUndoRecorder {
     /// Snapshots an object the first time it changes in the event; later, fills in the to-many
     /// relationships that were loaded since (they are loaded before they change).
     func capture(_ object: NSManagedObject, in context: NSManagedObjectContext) {
-        guard manager.isUndoRegistrationEnabled else { return }
+        guard suspendedDepth == 0, manager.isUndoRegistrationEnabled else { return }
         let key = ObjectIdentifier(object)
         guard var snapshot = snapshots[key] else {
             snapshots[key] = ObjectSnapshot(of: object, in: context)

@@ -613,7 +613,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 object.values = row.values
                 object.committedValues = row.values
                 object.storeVersion = row.version
-                for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+                withoutUndoRecording {
+                    for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+                }
             }
         } else {
             if object.updatedFlag { updated.remove(object); object.updatedFlag = false }

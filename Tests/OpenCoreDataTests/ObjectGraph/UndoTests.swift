@@ -326,6 +326,23 @@ private final class Counter {
         #expect(context.undoManager?.canRedo == false)
     }
 
+    @Test func childSavesAreNotPartOfTheParentsUndo() throws {
+        let parent = try make()
+        let acme = insert("Company", "Acme", in: parent)
+        parent.processPendingChanges()
+        let child = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        child.parent = parent
+        let childAcme = child.object(with: acme.objectID)
+        childAcme.setValue("Acme Corp", forKey: "name")
+        _ = insert("Company", "Globex", in: child)
+        try child.save()
+        #expect(parent.insertedObjects.count == 2)
+        parent.undo()
+        #expect(parent.insertedObjects.count == 1, "undo reversed the parent's own insert only")
+        #expect(acme.managedObjectContext == nil)
+        #expect(parent.undoManager?.canUndo == false)
+    }
+
     @Test func disabledRegistrationRecordsNothing() throws {
         let context = try make()
         context.undoManager?.disableUndoRegistration()
