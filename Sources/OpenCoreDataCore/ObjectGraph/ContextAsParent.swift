@@ -60,9 +60,12 @@ final class ContextAsParent: ParentStore {
 
     func applyChanges(_ changes: SaveChanges, from child: NSManagedObjectContext) throws -> PermanentIDs {
         context.performAndWait {
-            for record in changes.inserted { context.adoptInsertedFromChild(record) }
-            for record in changes.inserted + changes.updated { apply(record) }
-            for record in changes.deleted { context.delete(context.object(with: record.objectID)) }
+            // A child's save is not an edit of the parent's undo history.
+            context.withoutUndoRecording {
+                for record in changes.inserted { context.adoptInsertedFromChild(record) }
+                for record in changes.inserted + changes.updated { apply(record) }
+                for record in changes.deleted { context.delete(context.object(with: record.objectID)) }
+            }
             context.processPendingChanges()
         }
         return [:]

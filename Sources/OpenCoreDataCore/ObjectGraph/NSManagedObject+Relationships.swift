@@ -56,6 +56,7 @@ extension NSManagedObject {
     final func setToOne(_ relationship: NSRelationshipDescription, to newValue: NSManagedObject?) {
         let old = toOneDestination(relationship)
         if old === newValue { return }
+        willChangeForUndo()
         willChangeValue(forKey: relationship.name)
         values[relationship.slot] = newValue
         didChangeValue(forKey: relationship.name)
@@ -71,6 +72,7 @@ extension NSManagedObject {
         let removed = old.filter { !newMembers.contains($0) }
         let added = newMembers.filter { !old.contains($0) }
         if old == newMembers { return }
+        willChangeForUndo()
         willChangeValue(forKey: relationship.name)
         set.members = newMembers
         didChangeValue(forKey: relationship.name)
@@ -93,11 +95,13 @@ extension NSManagedObject {
         if inverse.isToMany {
             let set = relationshipSet(for: inverse)
             guard !set.members.contains(source) else { return }
+            willChangeForUndo()
             set.members.append(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             let previous = toOneDestination(inverse)
             if previous === source { return }
+            willChangeForUndo()
             values[inverse.slot] = source
             managedObjectContext?.objectDidChange(self)
             // A one-to-one steal: the previous partner loses its link to this object.
@@ -112,10 +116,13 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         if inverse.isToMany {
             let set = relationshipSet(for: inverse)
-            guard set.members.remove(source) != nil else { return }
+            guard set.members.contains(source) else { return }
+            willChangeForUndo()
+            set.members.remove(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             guard toOneDestinationID(inverse) == source.objectID || toOneDestination(inverse) === source else { return }
+            willChangeForUndo()
             values[inverse.slot] = nil
             managedObjectContext?.objectDidChange(self)
         }

@@ -223,6 +223,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         fireFaultIfNeeded()
         if case .attribute(let type) = entity.slotKinds[slot] {
             let normalized = value.map { AttributeValueCoding.normalize($0, for: type) }
+            willChangeForUndo()
             willChangeValue(forKey: key)
             values[slot] = normalized
             didChangeValue(forKey: key)
@@ -239,6 +240,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 setToOne(relationship, to: value as? NSManagedObject)
             }
         } else {
+            willChangeForUndo()
             values[property.slot] = value
         }
     }
@@ -274,10 +276,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         let property = property(forKey: key)
         fireFaultIfNeeded()
         if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
-            relationshipSet(for: relationship).members = OrderedSet(Self.managedObjects(in: value))
+            let set = relationshipSet(for: relationship)
+            willChangeForUndo()
+            set.members = OrderedSet(Self.managedObjects(in: value))
         } else if let attribute = property as? NSAttributeDescription {
+            willChangeForUndo()
             values[property.slot] = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
         } else {
+            willChangeForUndo()
             values[property.slot] = value
         }
         managedObjectContext?.objectDidChange(self)

@@ -52,14 +52,27 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    @exclusivity(unchecked) private(set) var registry: [ObjectKey: NSManagedObject] = [:]
-    @exclusivity(unchecked) private var inserted: ManagedObjectList = []
-    @exclusivity(unchecked) private var updated: ManagedObjectList = []
-    @exclusivity(unchecked) private var deleted: ManagedObjectList = []
+    @exclusivity(unchecked) var registry: [ObjectKey: NSManagedObject] = [:]
+    @exclusivity(unchecked) var inserted: ManagedObjectList = []
+    @exclusivity(unchecked) var updated: ManagedObjectList = []
+    @exclusivity(unchecked) var deleted: ManagedObjectList = []
     // Changes since the last ObjectsDidChange notification.
-    @exclusivity(unchecked) private var pendingInserted: ManagedObjectList = []
-    @exclusivity(unchecked) private var pendingUpdated: ManagedObjectList = []
-    @exclusivity(unchecked) private var pendingDeleted: ManagedObjectList = []
+    @exclusivity(unchecked) var pendingInserted: ManagedObjectList = []
+    @exclusivity(unchecked) var pendingUpdated: ManagedObjectList = []
+    @exclusivity(unchecked) var pendingDeleted: ManagedObjectList = []
+
+    /// Records the context's changes for undo; nil (the default, as in Core Data) records nothing.
+    ///
+    /// Changes are collected per event, which here ends at `processPendingChanges()` (also run by
+    /// `save()`, `undo()` and `redo()`): each event becomes one undo step.
+    public var undoManager: UndoManager? {
+        get { undoRecorder?.manager }
+        set { setUndoManager(newValue) }
+    }
+    /// The undo bookkeeping of `undoManager`, nil when there is none (one check on hot paths).
+    @exclusivity(unchecked) var undoRecorder: ContextUndoRecorder?
+    /// Counts saves, so undo knows whether the flags it recorded still describe the store.
+    @exclusivity(unchecked) var saveGeneration = 0
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -79,6 +92,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     }
 
     deinit {
+        undoRecorder?.stopObserving()
         persistentStoreCoordinatorRoot?.forget(self)
     }
 
@@ -277,6 +291,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         if object.managedObjectContext === self, object.insertedFlag { return }
         precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
                      "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
+        willChangeForUndo(object)
         if object.deletedFlag {
             // Re-inserting a deleted object undoes the delete.
             object.deletedFlag = false
@@ -304,6 +319,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public func delete(_ object: NSManagedObject) {
         guard object.managedObjectContext === self, !object.deletedFlag else { return }
         object.fireFaultIfNeeded()
+        willChangeForUndo(object)
         object.prepareForDeletion()
         if object.insertedFlag {
             // Deleting an unsaved object simply forgets it.
@@ -338,8 +354,12 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 for destination in destinations {
                     if inverse.isToMany {
                         let set = destination.relationshipSet(for: inverse)
-                        if set.members.remove(object) != nil { objectDidChange(destination) }
+                        guard set.members.contains(object) else { continue }
+                        willChangeForUndo(destination)
+                        set.members.remove(object)
+                        objectDidChange(destination)
                     } else if destination.toOneDestinationID(inverse) == object.objectID {
+                        willChangeForUndo(destination)
                         destination.values[inverse.slot] = nil
                         objectDidChange(destination)
                     }
@@ -368,6 +388,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last call.
     public func processPendingChanges() {
+        recordUndoForEvent()
         guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
         let userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: Set(pendingInserted),
@@ -606,6 +627,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.managedObjectContext = nil
         }
         clearChangeTracking()
+        saveGeneration += 1
         for object in insertedList { object.didSave() }
         for object in updatedList { object.didSave() }
         for object in deletedList { object.didSave() }
@@ -641,8 +663,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     // MARK: Rollback, reset, refresh
 
-    /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed values.
+    /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed
+    /// values, and the undo manager's actions are removed.
     public func rollback() {
+        discardUndoHistory()
         for object in inserted {
             registry[object.objectID.key] = nil
             object.insertedFlag = false
@@ -672,8 +696,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         }
     }
 
-    /// Forgets every registered object; they must not be used afterwards.
+    /// Forgets every registered object; they must not be used afterwards. The undo manager's actions,
+    /// which refer to them, are removed.
     public func reset() {
+        discardUndoHistory()
         for object in registry.values {
             object.managedObjectContext = nil
             object.values = []
@@ -693,7 +719,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 object.values = row.values
                 object.committedValues = row.values
                 object.storeVersion = row.version
-                for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+                withoutUndoRecording {
+                    for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+                }
             }
         } else {
             if object.updatedFlag { updated.remove(object); object.updatedFlag = false }
