@@ -113,6 +113,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         var configuration = Configuration()
         configuration.readonly = true
+        // Another process may be writing or recovering the WAL (after a crash): wait, as the store's
+        // own connection does, instead of failing with SQLITE_BUSY.
+        configuration.busyMode = .timeout(10)
         let sideFiles = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
         defer { removeEmptySideFiles(sideFiles) }
         do {
