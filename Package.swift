@@ -89,11 +89,13 @@ let package = Package(
         // A second process for the remote-change tests: writes to a store with persistent history.
         .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
         // The other process of the reliability tests: saves in a loop until killed, or concurrently.
-        .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData"], path: "Tests/ReliabilityWorker"),
+        .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
+        // Test helpers shared by the test target and the helper processes.
+        .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
-                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker",
+                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "OpenCoreDataTestKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",

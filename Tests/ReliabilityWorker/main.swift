@@ -4,10 +4,13 @@
 //       saves batches forever, one per save: a Batch with that number and three Items; prints
 //       "saved <number>" after each save returns. The test kills it at random moments.
 //   ReliabilityWorker concurrent <store.sqlite> <seconds> <contexts> <tag>
-//       several background contexts insert batches as fast as they can for a while; prints
-//       "saved <count> errors <count>" at the end.
+//       several background contexts insert batches as fast as they can for a while, and every
+//       fourth save also renames the shared batch (number -1), so saves conflict; conflicts are
+//       resolved by a counting subclass of the object-trump merge policy. Prints
+//       "saved <count> errors <count> conflicts <count>" at the end.
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestKit
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ReliabilityWorker: \(message)\n".utf8))
@@ -76,6 +79,7 @@ case "concurrent":
     guard arguments.count >= 6, let seconds = Double(arguments[3]), let contexts = Int(arguments[4]) else { fail("usage: concurrent <store> <seconds> <contexts> <tag>") }
     let tag = arguments[5]
     let deadline = Date().addingTimeInterval(seconds)
+    let policy = CountingMergePolicy()
     let group = DispatchGroup()
     let totals = NSLock()
     nonisolated(unsafe) var saved = 0
@@ -83,14 +87,20 @@ case "concurrent":
     for worker in 0..<contexts {
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
+        context.mergePolicy = policy
         group.enter()
         DispatchQueue.global().async {
             var count = 0
             var failures: [String] = []
             context.performAndWait {
                 var number = Int64(worker) << 32
+                let shared = NSFetchRequest<NSManagedObject>(entityName: "Batch")
+                shared.predicate = NSPredicate(format: "number == -1")
                 while Date() < deadline {
                     insertBatch(number, tag: tag, into: context)
+                    if number % 4 == 0, let batch = try? context.fetch(shared).first {
+                        batch.setValue("\(tag)-\(worker)-\(number)", forKey: "tag")
+                    }
                     do {
                         try context.save()
                         count += 1
@@ -110,7 +120,7 @@ case "concurrent":
         }
     }
     group.wait()
-    say("saved \(saved) errors \(errors.count)")
+    say("saved \(saved) errors \(errors.count) conflicts \(policy.resolved)")
     for error in errors.prefix(3) { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
 default:
     fail("unknown mode \(arguments[1])")

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import OpenCoreData
+import OpenCoreDataTestKit
 import Testing
 
 /// Optimistic-locking conflicts between two contexts (each on its own coordinator, as two
@@ -224,22 +225,8 @@ import Testing
     /// Two private-queue contexts on two coordinators change different properties of one object
     /// and save at the same time, over and over: every save goes through (conflicts resolved and
     /// retried), and the store ends with each side's last value.
-    /// Object trump, counting the conflicts it resolves (from any thread).
-    final class CountingPolicy: NSMergePolicy, @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        var resolved: Int { lock.withLock { count } }
-
-        init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
-
-        override func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
-            lock.withLock { count += list.count }
-            try super.resolve(optimisticLockingConflicts: list)
-        }
-    }
-
     @Test func concurrentSavesUnderObjectTrumpAllSucceed() async throws {
-        let policy = CountingPolicy()
+        let policy = CountingMergePolicy()
         let scenario = try Scenario()
         defer { scenario.cleanUp() }
         let rounds = 40
