@@ -119,41 +119,30 @@ final class FetchedResultsState {
     /// Fetched objects in columnar form.
     private func sortedRows(of objects: [NSManagedObject], entity: NSEntityDescription) throws -> SortedRows {
         var rows = SortedRows()
-        rows.origins = origins
         let kinds = descriptors.map { SortValue.Kind(Self.property(at: $0.key, from: entity)) }
         let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
         var chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
-        var seen: Set<String> = []
+        var sections = SectionRuns()
         for (position, object) in objects.enumerated() {
-            chunk.keys.append(key(of: object, origins: &rows.origins))
+            chunk.keys.append(key(of: object))
             let (values, name) = reader.read(object)
             for (column, value) in values.enumerated() { chunk.columns[column].append(value) }
-            if rows.sections.last?.name == name {
-                rows.sections[rows.sections.count - 1].count += 1
-            } else {
-                guard seen.insert(name).inserted else { throw SectionNaming.outOfOrderError(index: position, name: name) }
-                rows.sections.append((name, 1))
-            }
+            try sections.append(name, row: position)
             if chunk.count == FetchedResultsIndex.chunkSize {
                 rows.chunks.append(chunk)
                 chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
             }
         }
         if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+        // The keys were made with this state's origins.
+        rows.origins = origins
+        rows.sections = sections.runs
         return rows
     }
 
     /// The attribute or relationship a key path ends at, nil when it can't be followed.
     static func property(at keyPath: String?, from entity: NSEntityDescription) -> NSPropertyDescription? {
-        guard let keyPath else { return nil }
-        var current: NSEntityDescription? = entity
-        var property: NSPropertyDescription?
-        for component in keyPath.split(separator: ".") {
-            guard let found = current?.frozenPropertiesByName[String(component)] else { return nil }
-            property = found
-            current = (found as? NSRelationshipDescription)?.destinationEntity
-        }
-        return property
+        keyPath.flatMap { try? PredicateValidation.validateKeyPath($0, from: entity, allowToMany: false) }
     }
 
     /// Rows whose keys use this state's origins (renumbering keys only if the rows numbered theirs
@@ -182,7 +171,7 @@ final class FetchedResultsState {
     // MARK: Keys and objects
 
     /// An object's row key (registering an unsaved object under its temporary number).
-    private func key(of object: NSManagedObject, origins table: inout [SortedRows.Origin]) -> Int64 {
+    private func key(of object: NSManagedObject) -> Int64 {
         let id = object.objectID
         if id.isTemporaryID {
             temporaryObjects[id.key.primaryKey] = object
@@ -190,24 +179,13 @@ final class FetchedResultsState {
             return id.key.primaryKey
         }
         // Most keys come from the origin of the previous one: skip the store lookup then.
-        if let last = lastOrigin, last.entity === id.entity, last.storeIdentifier == id.storeIdentifier,
-           table.indices.contains(last.index), table[last.index].entity === id.entity {
+        if let last = lastOrigin, last.entity === id.entity, last.storeIdentifier == id.storeIdentifier {
             return SortedRows.key(primaryKey: id.key.primaryKey, origin: last.index)
         }
         guard let store = id.persistentStore else { return id.key.primaryKey }
-        let origin: Int
-        if let known = table.firstIndex(where: { $0.entity === id.entity && $0.store === store }) {
-            origin = known
-        } else {
-            table.append(SortedRows.Origin(entity: id.entity, store: store))
-            origin = table.count - 1
-        }
+        let origin = originIndex(entity: id.entity, store: store)
         lastOrigin = (id.entity, id.storeIdentifier ?? "", origin)
         return SortedRows.key(primaryKey: id.key.primaryKey, origin: origin)
-    }
-
-    private func key(of object: NSManagedObject) -> Int64 {
-        key(of: object, origins: &origins)
     }
 
     /// The key under which the results hold an object, nil when they don't.
@@ -313,12 +291,6 @@ final class FetchedResultsState {
         guard let index, let section = index.section(named: name) else { return nil }
         let start = index.sectionStart(section)
         return objects(in: start..<(start + index.sectionRowCounts[section]))
-    }
-
-    /// The section name of an object: its value at the section key path as text, "" for nil.
-    private func sectionName(of object: NSManagedObject) -> String {
-        guard let sectionNameKeyPath else { return "" }
-        return SectionNaming.name(from: object.value(forKeyPath: sectionNameKeyPath))
     }
 
     // MARK: Observation
@@ -585,15 +557,8 @@ final class FetchedResultsState {
         let matches = { [request, context] (object: NSManagedObject) -> Bool in
             !object.isDeleted && object.managedObjectContext === context && (request.predicate?.evaluate(with: object) ?? true)
         }
-        objects.removeAll { judged.contains(ObjectIdentifier($0)) && !matches($0) }
-        var present = Set(objects.map { ObjectIdentifier($0) })
-        for object in changed where !present.contains(ObjectIdentifier(object)) && matches(object) {
-            objects.append(object)
-            present.insert(ObjectIdentifier(object))
-        }
-        objects.sortAsStored(by: descriptors)
-        if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
-        if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        objects.rejudge(dropping: { judged.contains(ObjectIdentifier($0)) && !matches($0) }, adding: changed, where: matches,
+                        sortedBy: descriptors, offset: request.fetchOffset, limit: request.fetchLimit)
         return try sortedRows(of: objects, entity: entity)
     }
 

@@ -12,4 +12,20 @@ extension Array where Element == NSManagedObject {
             return SortedRows.tieRank(lhs.objectID.key.primaryKey) < SortedRows.tieRank(rhs.objectID.key.primaryKey)
         }
     }
+
+    /// Re-judges results in memory: drops the objects `drop` rejects, appends the `candidates`
+    /// that `matches` accepts and that are not there yet, then sorts as the store does and applies
+    /// the offset and limit.
+    mutating func rejudge(dropping drop: (NSManagedObject) -> Bool, adding candidates: some Sequence<NSManagedObject>,
+                          where matches: (NSManagedObject) -> Bool, sortedBy descriptors: [NSSortDescriptor], offset: Int, limit: Int) {
+        removeAll(where: drop)
+        var present = Set(map { ObjectIdentifier($0) })
+        for object in candidates where !present.contains(ObjectIdentifier(object)) && matches(object) {
+            append(object)
+            present.insert(ObjectIdentifier(object))
+        }
+        if !descriptors.isEmpty { sortAsStored(by: descriptors) }
+        if offset > 0 { self = Array(dropFirst(offset)) }
+        if limit > 0 { self = Array(prefix(limit)) }
+    }
 }

@@ -81,6 +81,28 @@ struct SortedRows {
     static func tieRank(_ key: Int64) -> Int64 { key >= 0 ? key & primaryKeyMask : (Int64.max / 2) &- key }
 }
 
+/// Section runs built row by row: consecutive rows with one name form a section; a name that
+/// comes back after another is out of order (134060).
+struct SectionRuns {
+    private(set) var runs: [(name: String, count: Int)] = []
+    private var seen: Set<String> = []
+
+    /// Adds a row with a section name (`row` is its index, for the error).
+    mutating func append(_ name: String, row: Int) throws {
+        if runs.last?.name == name {
+            runs[runs.count - 1].count += 1
+            return
+        }
+        guard seen.insert(name).inserted else { throw SectionNaming.outOfOrderError(index: row, name: name) }
+        runs.append((name, 1))
+    }
+
+    /// Adds a row known to have the previous row's name.
+    mutating func repeatLast() {
+        runs[runs.count - 1].count += 1
+    }
+}
+
 /// How section names come from values, for every path that computes them.
 enum SectionNaming {
     /// A section key path's value as a section name: "" for nil, strings as they are, other values

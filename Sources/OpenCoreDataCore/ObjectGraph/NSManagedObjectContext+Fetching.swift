@@ -133,23 +133,10 @@ extension NSManagedObjectContext {
         let matchesEntity: (NSManagedObject) -> Bool = { object in
             request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity
         }
-        var present = Set(objects.map { ObjectIdentifier($0) })
-        objects.removeAll { object in
-            let drop = object.isDeleted || (object.hasChanges && !(request.predicate?.evaluate(with: object) ?? true))
-            if drop { present.remove(ObjectIdentifier(object)) }
-            return drop
-        }
-        for object in insertedObjects.union(updatedObjects) where matchesEntity(object) && !present.contains(ObjectIdentifier(object)) {
-            if request.predicate?.evaluate(with: object) ?? true {
-                objects.append(object)
-                present.insert(ObjectIdentifier(object))
-            }
-        }
-        if let sortDescriptors = request.sortDescriptors, !sortDescriptors.isEmpty {
-            objects.sortAsStored(by: sortDescriptors)
-        }
-        if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
-        if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        objects.rejudge(dropping: { $0.isDeleted || ($0.hasChanges && !(request.predicate?.evaluate(with: $0) ?? true)) },
+                        adding: insertedObjects.union(updatedObjects).filter(matchesEntity),
+                        where: { request.predicate?.evaluate(with: $0) ?? true },
+                        sortedBy: request.sortDescriptors ?? [], offset: request.fetchOffset, limit: request.fetchLimit)
         return objects
     }
 }

@@ -30,9 +30,12 @@ enum PredicateValidation {
         }
     }
 
-    /// Walks a dotted key path from an entity; collection operators are skipped.
-    static func validateKeyPath(_ keyPath: String, from entity: NSEntityDescription, allowToMany: Bool) throws {
+    /// Walks a dotted key path from an entity; collection operators are skipped. Returns the
+    /// property it ends at (nil for `self`).
+    @discardableResult
+    static func validateKeyPath(_ keyPath: String, from entity: NSEntityDescription, allowToMany: Bool) throws -> NSPropertyDescription? {
         var current: NSEntityDescription? = entity
+        var last: NSPropertyDescription?
         for component in keyPath.split(separator: ".").map(String.init) {
             if component.hasPrefix("@") || component == "self" || component == "SELF" { continue }
             guard let entity = current else {
@@ -41,6 +44,7 @@ enum PredicateValidation {
             guard let property = entity.frozenPropertiesByName[component] else {
                 throw SQLFetchBuilder.unknownKey(component, entity: entity, keyPath: keyPath)
             }
+            last = property
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany && !allowToMany {
                     throw CoreDataError.make(.coreData, "to-many key not allowed here: \(keyPath) goes through the to-many relationship \(component).", userInfo: ["keyPath": keyPath])
@@ -50,5 +54,6 @@ enum PredicateValidation {
                 current = nil
             }
         }
+        return last
     }
 }

@@ -82,7 +82,7 @@ extension SQLiteStore {
                 }
             }
             if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
-            rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.finish()
+            rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.runs
             return rows
         }
         query.log(sql: sql, rows: result.count, start: start)
@@ -92,10 +92,7 @@ extension SQLiteStore {
 
 /// Splits a sorted column into section runs, naming a section only when the raw value changes.
 private struct SectionRunBuilder {
-    private var runs: [(name: String, count: Int)] = []
-    private var seen: Set<String> = []
-    private var currentName: String?
-    private var currentCount = 0
+    private var sections = SectionRuns()
     private var previousType: Int32 = -1
     private var previousInteger: Int64 = 0
     private var previousDouble: Double = 0
@@ -103,7 +100,7 @@ private struct SectionRunBuilder {
 
     mutating func add(_ handle: OpaquePointer, column: Int32, kind: SQLiteValueCoding.ColumnKind, row: Int) throws {
         let type = sqlite3_column_type(handle, column)
-        var changed = type != previousType
+        var changed = type != previousType || row == 0
         switch type {
         case SQLITE_INTEGER:
             let value = sqlite3_column_int64(handle, column)
@@ -125,20 +122,12 @@ private struct SectionRunBuilder {
             }
         }
         previousType = type
-        if changed || currentName == nil {
-            let name = SectionNaming.name(from: SQLiteValueCoding.read(handle, column, kind))
-            if name != currentName {
-                if let currentName { runs.append((currentName, currentCount)) }
-                guard seen.insert(name).inserted else { throw SectionNaming.outOfOrderError(index: row, name: name) }
-                currentName = name
-                currentCount = 0
-            }
+        if changed {
+            try sections.append(SectionNaming.name(from: SQLiteValueCoding.read(handle, column, kind)), row: row)
+        } else {
+            sections.repeatLast()
         }
-        currentCount += 1
     }
 
-    mutating func finish() -> [(name: String, count: Int)] {
-        if let currentName { runs.append((currentName, currentCount)) }
-        return runs
-    }
+    var runs: [(name: String, count: Int)] { sections.runs }
 }
