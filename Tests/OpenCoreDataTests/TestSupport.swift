@@ -16,6 +16,15 @@ enum TestSupport {
         return url
     }
 
+    /// The bytes of every file in a directory, by name (to check that nothing was written).
+    static func snapshot(_ directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            files[name] = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
+        }
+        return files
+    }
+
     /// Loads a fixture model by folder and bundle name.
     static func model(_ folder: String, _ name: String) throws -> NSManagedObjectModel {
         try NSManagedObjectModel.load(contentsOf: modelURL(folder, name))

@@ -17,6 +17,23 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
     /// Localized names of entities and properties (kept for API compatibility).
     public var localizationDictionary: [String: String]?
 
+    /// The Xcode model file the model was loaded from, if any (for finding its other versions and
+    /// mapping models when a store needs migrating).
+    var sourceURL: URL?
+
+    /// The model's version name ("Model v2" for `Model.xcdatamodeld/Model v2.xcdatamodel`), when it
+    /// was loaded from an Xcode model file.
+    var versionName: String? {
+        guard let folder = sourceURL?.deletingLastPathComponent(), folder.pathExtension == "xcdatamodel" else { return nil }
+        return folder.deletingPathExtension().lastPathComponent
+    }
+
+    /// The `.xcdatamodeld` bundle holding this version, when it was loaded from one.
+    var versionBundleURL: URL? {
+        guard let bundle = sourceURL?.deletingLastPathComponent().deletingLastPathComponent(), bundle.pathExtension == "xcdatamodeld" else { return nil }
+        return bundle
+    }
+
     /// Creates an empty model.
     public init() {}
 
@@ -56,6 +73,7 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
 
     private func adopt(_ other: NSManagedObjectModel) {
         storedEntities = other.storedEntities
+        sourceURL = other.sourceURL
         configurationMembers = other.configurationMembers
         templates = other.templates
         versionIdentifiers = other.versionIdentifiers

@@ -34,6 +34,7 @@ enum XcodeModelLoader {
             throw CoreDataError.make(.fileReadCorruptFile, "\(contentsURL.path) is not a Core Data model: no <model> element.", url: contentsURL, line: 1)
         }
         let model = reader.model
+        model.sourceURL = contentsURL
         model.linkByName()
         try validateLinks(model, file: contentsURL)
         return model

@@ -69,16 +69,32 @@ enum EntityClassRegistry {
         let className = entity.managedObjectClassName ?? "NSManagedObject"
         if className == "NSManagedObject" || className.isEmpty { return NSManagedObject.self }
         let simple = unqualified(className)
-        let (known, modules) = state.withLock { ($0.classesByName[className] ?? $0.classesByName[simple], $0.modules) }
-        if let known { return known }
-        let candidates = [className] + modules.map { "\($0).\(simple)" }
-        for candidate in candidates {
-            if let type = _typeByName(candidate) as? NSManagedObject.Type {
-                register(type)
-                return type
-            }
+        if let known = state.withLock({ $0.classesByName[className] ?? $0.classesByName[simple] }) { return known }
+        if let type = lookUp(className, as: NSManagedObject.Type.self) {
+            register(type)
+            return type
         }
         return NSManagedObject.self
+    }
+
+    /// The class a name gives, as written or by its unqualified name in a module whose classes are
+    /// registered (a model written for module `App` still finds `Tests.Team`).
+    static func lookUp<T>(_ className: String, as type: T.Type) -> T? {
+        let simple = unqualified(className)
+        let modules = state.withLock { $0.modules }
+        for candidate in [className] + modules.map({ "\($0).\(simple)" }) {
+            if let found = _typeByName(candidate) as? T { return found }
+        }
+        return nil
+    }
+
+    /// Records the module of a class that is not a managed object (a migration policy), so names
+    /// in other modules' spelling find it.
+    static func registerModule(of type: Any.Type) {
+        guard let module = String(reflecting: type).split(separator: ".").first.map(String.init) else { return }
+        state.withLock { state in
+            if !state.modules.contains(module) { state.modules.append(module) }
+        }
     }
 
     private static func unqualified(_ name: String) -> String {

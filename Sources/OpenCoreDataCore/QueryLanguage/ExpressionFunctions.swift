@@ -329,6 +329,7 @@ enum ExpressionFunctions {
 
     /// `FUNCTION(receiver, 'selector', ...)`: only key-value selectors are available on Linux.
     static func custom(_ selector: String, receiver: Any?, arguments: [Any?]) -> Any? {
+        if let target = receiver as? ExpressionFunctionTarget { return target.evaluateFunction(selector, arguments: arguments) }
         switch selector {
         case "valueForKey:", "valueForKeyPath:":
             guard case .string(let key) = PredicateValue.classify(arguments.first ?? nil) else { return nil }
@@ -346,4 +347,11 @@ enum ExpressionFunctions {
             return nil
         }
     }
+}
+
+/// An object that answers `FUNCTION(object, 'selector', ...)` itself (the migration manager, for
+/// `destinationInstancesForEntityMappingNamed:sourceInstances:` and its relatives).
+protocol ExpressionFunctionTarget: AnyObject {
+    /// The value of the named selector applied to the evaluated arguments.
+    func evaluateFunction(_ selector: String, arguments: [Any?]) -> Any?
 }

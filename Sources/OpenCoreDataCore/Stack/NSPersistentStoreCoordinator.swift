@@ -59,6 +59,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
         }
+        try StoreMigrator.migrateIfNeeded(type: storeType, url: storeURL, model: managedObjectModel, configuration: configuration, options: options)
         try withLock {
             if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == storeURL.standardizedFileURL }) {
                 throw CoreDataError.make(.openFailed, "The store at \(storeURL.path) is already added to this coordinator.")

@@ -68,6 +68,18 @@ public let NSPersistentStoreIncompatibleVersionHashError = 134100
 public let NSMigrationError = 134110
 /// No mapping model could be found or inferred.
 public let NSMigrationMissingMappingModelError = 134140
+/// A migration failed on a uniqueness constraint of the destination model.
+public let NSMigrationConstraintViolationError = 134111
+/// A migration was cancelled (`cancelMigrationWithError(_:)`).
+public let NSMigrationCancelledError = 134120
+/// No model version matches the store being migrated.
+public let NSMigrationMissingSourceModelError = 134130
+/// The source store of a migration could not be read.
+public let NSMigrationManagerSourceStoreError = 134150
+/// The destination store of a migration could not be written.
+public let NSMigrationManagerDestinationStoreError = 134160
+/// An entity migration policy failed.
+public let NSEntityMigrationPolicyError = 134170
 /// The persistent history a token points into has been deleted.
 public let NSPersistentHistoryTokenExpiredError = 134301
 /// SQLite reported an error; the SQLite code is under `NSSQLiteErrorDomain`.
@@ -129,6 +141,14 @@ enum CoreDataError {
         case unsupportedRequest = 134091
         case incompatibleVersionHash = 134100
         case migration = 134110
+        case migrationConstraintViolation = 134111
+        case migrationCancelled = 134120
+        case migrationMissingSourceModel = 134130
+        case migrationMissingMappingModel = 134140
+        case migrationSourceStore = 134150
+        case migrationDestinationStore = 134160
+        case entityMigrationPolicy = 134170
+        case inferredMappingModel = 134190
         case sqlite = 134180
         case persistentHistoryTokenExpired = 134301
     }

@@ -14,26 +14,18 @@ import Testing
         return (try #require(url), model)
     }
 
-    private func snapshot(_ directory: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            files[name] = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
-        }
-        return files
-    }
-
     @Test func readingMetadataLeavesTheFileAsItWas() throws {
         let (url, model) = try savedStore()
         let directory = url.deletingLastPathComponent()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let before = try snapshot(directory)
+        let before = try TestSupport.snapshot(directory)
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(metadata[NSStoreTypeKey] as? String == NSSQLiteStoreType)
         #expect((metadata[NSStoreUUIDKey] as? String)?.isEmpty == false)
         #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
         #expect(try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)[NSStoreUUIDKey] as? String == metadata[NSStoreUUIDKey] as? String)
         #expect(try NSPersistentStore.metadataForPersistentStore(with: url)[NSStoreUUIDKey] as? String == metadata[NSStoreUUIDKey] as? String)
-        #expect(try snapshot(directory) == before, "no byte and no side file changed")
+        #expect(try TestSupport.snapshot(directory) == before, "no byte and no side file changed")
 
         let changed = try TestSupport.model("worldcup", "WorldCup")
         changed.entitiesByName["Team"]!.properties.append(NSAttributeDescription(name: "coach", type: .stringAttributeType))
@@ -75,11 +67,11 @@ import Testing
         let (url, _) = try savedStore()
         let directory = url.deletingLastPathComponent()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let before = try snapshot(directory)
+        let before = try TestSupport.snapshot(directory)
         #expect { try NSPersistentStoreCoordinator.setMetadata(["bad": NSObject()], forPersistentStoreOfType: NSSQLiteStoreType, at: url) } throws: { error in
             (error as NSError).code == NSCoreDataError
         }
-        #expect(try snapshot(directory) == before)
+        #expect(try TestSupport.snapshot(directory) == before)
         let missing = directory.appendingPathComponent("missing.sqlite")
         #expect { try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: missing) } throws: { error in
             (error as NSError).code == NSFileReadNoSuchFileError

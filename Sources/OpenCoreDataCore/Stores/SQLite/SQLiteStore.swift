@@ -62,7 +62,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         remoteChangeWatcher = watcher
     }
 
+    /// WAL side files a read-only store's connection created, removed again when it closes: a
+    /// read-only store leaves the directory as it found it.
+    private var sideFilesCreatedByReading: [String] = []
+
     private func open(_ url: URL) throws {
+        if isReadOnly {
+            sideFilesCreatedByReading = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
+        }
         var configuration = Configuration()
         configuration.readonly = isReadOnly
         configuration.journalMode = isReadOnly ? .default : .wal
@@ -140,7 +147,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private static func readMetadata(_ db: Database, url: URL) throws -> [String: Any] {
+    static func readMetadata(_ db: Database, url: URL) throws -> [String: Any] {
         guard try db.tableExists("Z_METADATA") else {
             throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_METADATA table).", url: url)
         }
@@ -276,6 +283,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         updateStatements = [:]
         try? database?.close()
         database = nil
+        Self.removeEmptySideFiles(sideFilesCreatedByReading)
+        sideFilesCreatedByReading = []
     }
 
     // MARK: Errors

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Finds model versions and mapping models on disk, for migration.
+///
+/// Core Data searches the app's bundles. Here the search covers the given bundles' resource
+/// folders (the main bundle and all loaded bundles by default) and, for a model loaded from an
+/// Xcode file, the folder holding its `.xcdatamodeld`, where Xcode keeps mapping models too; a
+/// Swift package's resources on Linux are not among `Bundle.allBundles`.
+enum ModelFileSearch {
+    /// The folders to search for the given bundles (nil: the main bundle and all loaded bundles).
+    static func directories(of bundles: [Bundle]?) -> [URL] {
+        let chosen = bundles ?? ([Bundle.main] + Bundle.allBundles)
+        var seen = Set<String>()
+        return chosen.compactMap { $0.resourceURL ?? $0.bundleURL }.filter { seen.insert($0.standardizedFileURL.path).inserted }
+    }
+
+    /// The folders to search for a model: its own folder first, then the default bundles.
+    static func directories(near model: NSManagedObjectModel) -> [URL] {
+        let own = model.versionBundleURL.map { [$0.deletingLastPathComponent()] } ?? []
+        return own + directories(of: nil)
+    }
+
+    /// Files and folders with the extension under the directories, a few levels deep.
+    static func items(withExtension pathExtension: String, in directories: [URL], depth: Int = 4) -> [URL] {
+        var found: [URL] = []
+        func visit(_ directory: URL, _ level: Int) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let url = directory.appendingPathComponent(name)
+                if url.pathExtension == pathExtension {
+                    found.append(url)
+                } else if level < depth {
+                    var isDirectory: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
+                       !["xcdatamodeld", "xcdatamodel", "xcmappingmodel"].contains(url.pathExtension) {
+                        visit(url, level + 1)
+                    }
+                }
+            }
+        }
+        for directory in directories { visit(directory, 0) }
+        return found
+    }
+
+    /// The mapping model made for these two models, if one is in the directories.
+    static func mappingModel(in directories: [URL], from source: NSManagedObjectModel, to destination: NSManagedObjectModel) -> NSMappingModel? {
+        for url in items(withExtension: "xcmappingmodel", in: directories) {
+            guard let mapping = try? XcodeMappingModelLoader.load(from: url), mapping.matches(source: source, destination: destination) else { continue }
+            return mapping
+        }
+        return nil
+    }
+
+    /// Every model version in the directories (each version of each `.xcdatamodeld`).
+    static func modelVersions(in directories: [URL]) -> [NSManagedObjectModel] {
+        items(withExtension: "xcdatamodeld", in: directories).flatMap { bundle in
+            ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    /// The versions beside a model (the other versions of its `.xcdatamodeld`), then every version
+    /// in the default bundles.
+    static func candidateSourceModels(near model: NSManagedObjectModel) -> [NSManagedObjectModel] {
+        var candidates: [NSManagedObjectModel] = []
+        if let bundle = model.versionBundleURL {
+            candidates += ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+        return candidates + modelVersions(in: directories(of: nil))
+    }
+
+    /// Whether a model's entity hashes are exactly those the store metadata records.
+    static func model(_ model: NSManagedObjectModel, matches metadata: [String: Any]) -> Bool {
+        guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return false }
+        return model.entityVersionHashesByName == hashes
+    }
+}
+
+extension NSManagedObjectModel {
+    /// The model version, among those in the bundles (the main bundle and all loaded bundles when
+    /// nil), whose entity version hashes match a store's metadata; nil when none does.
+    public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
+        ModelFileSearch.modelVersions(in: ModelFileSearch.directories(of: bundles)).first { ModelFileSearch.model($0, matches: metadata) }
+    }
+}

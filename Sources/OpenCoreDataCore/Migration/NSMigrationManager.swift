@@ -1,0 +1,254 @@
+import Foundation
+
+/// Migrates a store from one model version to another with a mapping model, object by object.
+///
+/// `migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`
+/// opens the source store read-only, creates the destination store, and runs the mapping's entity
+/// mappings in three passes through their `NSEntityMigrationPolicy`: create the destination
+/// instances, set their relationships, validate and save. The source file is never changed; on
+/// any failure the destination files it created are removed.
+///
+/// Progress: `migrationProgress` goes from 0 to 1, and `progress` (an OpenCoreData addition, as
+/// Linux has no key-value observing) is a `Progress` that joins the caller's current progress
+/// (`Progress.current()`) when there is one, and can be cancelled.
+open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
+    /// The model of the store being migrated.
+    public let sourceModel: NSManagedObjectModel
+    /// The model the store is migrated to.
+    public let destinationModel: NSManagedObjectModel
+    /// The mapping model of the current (or last) migration.
+    public private(set) var mappingModel: NSMappingModel = NSMappingModel()
+    /// The context the source instances are read from, during a migration.
+    public private(set) var sourceContext: NSManagedObjectContext!
+    /// The context the destination instances are inserted into, during a migration.
+    public private(set) var destinationContext: NSManagedObjectContext!
+    /// The entity mapping being run.
+    public private(set) var currentEntityMapping: NSEntityMapping!
+    /// Custom information for policies.
+    open var userInfo: [AnyHashable: Any]?
+    /// Kept for source compatibility; every store type migrates through the same manager here.
+    open var usesStoreSpecificMigrationManager = true
+    /// The migration's progress (OpenCoreData): cancel it to stop the migration.
+    public private(set) var progress = Progress(totalUnitCount: 0)
+
+    /// Destination instances by mapping name, keyed by source object ID, and the reverse.
+    private var forward: [String: [NSManagedObjectID: [NSManagedObject]]] = [:]
+    private var backward: [String: [ObjectIdentifier: [NSManagedObject]]] = [:]
+    /// Destination instances in creation order, by mapping name.
+    private var created: [String: [NSManagedObject]] = [:]
+    private var cancellation: Error?
+
+    /// Creates a manager for migrating stores of the source model to the destination model.
+    public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        sourceModel.freeze()
+        destinationModel.freeze()
+    }
+
+    /// The fraction of the migration done, from 0 to 1.
+    open var migrationProgress: Float { Float(progress.fractionCompleted) }
+
+    /// Migrates the store at `sourceURL` into a new store at `dURL`, with the mapping model (or the
+    /// inferred one when nil). The source file is left as it was.
+    open func migrateStore(from sourceURL: URL, sourceType sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,
+                           with mappings: NSMappingModel?, toDestinationURL dURL: URL, destinationType dStoreType: String,
+                           destinationOptions dOptions: [AnyHashable: Any]? = nil) throws {
+        reset()
+        mappingModel = try mappings ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
+        mappingModel.resolveGeneratedExpressions(source: sourceModel, destination: destinationModel)
+        progress = Progress(totalUnitCount: 0)
+
+        let sourceCoordinator = NSPersistentStoreCoordinator(managedObjectModel: sourceModel)
+        var readOptions = sOptions ?? [:]
+        readOptions[NSReadOnlyPersistentStoreOption] = true
+        readOptions[NSMigratePersistentStoresAutomaticallyOption] = false
+        let sourceStore: NSPersistentStore
+        do {
+            sourceStore = try sourceCoordinator.addPersistentStore(ofType: sStoreType, configurationName: nil, at: sourceURL, options: readOptions)
+        } catch {
+            throw CoreDataError.make(.migrationSourceStore, "The store to migrate at \(sourceURL.path) can't be opened with the source model: \(error.localizedDescription)",
+                                     url: sourceURL, userInfo: [NSUnderlyingErrorKey: error])
+        }
+        defer { try? sourceCoordinator.remove(sourceStore) }
+        let destinationExisted = FileManager.default.fileExists(atPath: dURL.path)
+        let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
+        var destinationStore: NSPersistentStore?
+        do {
+            destinationStore = try destinationCoordinator.addPersistentStore(ofType: dStoreType, configurationName: nil, at: dURL, options: dOptions)
+            sourceContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            sourceContext.persistentStoreCoordinator = sourceCoordinator
+            destinationContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            destinationContext.persistentStoreCoordinator = destinationCoordinator
+            destinationContext.undoManager = nil
+            try runMappings()
+            try destinationCoordinator.remove(destinationStore!)
+            destinationStore = nil
+        } catch {
+            if let destinationStore { try? destinationCoordinator.remove(destinationStore) }
+            if !destinationExisted, dStoreType != NSInMemoryStoreType {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dURL.path + suffix) }
+            }
+            sourceContext = nil
+            destinationContext = nil
+            throw Self.migrationError(error, url: sourceURL)
+        }
+        sourceContext = nil
+        destinationContext = nil
+    }
+
+    /// Errors keep their Core Data code when they have one in the migration range; others (a
+    /// validation failure of the migrated objects) are wrapped in `NSMigrationError`.
+    private static func migrationError(_ error: Error, url: URL) -> Error {
+        let nsError = error as NSError
+        if nsError.domain == NSCocoaErrorDomain, (134110...134190).contains(nsError.code) { return error }
+        return CoreDataError.make(.migration, "The migration of the store at \(url.path) failed: \(nsError.localizedDescription)",
+                                  url: url, userInfo: [NSUnderlyingErrorKey: error])
+    }
+
+    private func runMappings() throws {
+        let mappings = mappingModel.entityMappings ?? []
+        var policies: [ObjectIdentifier: NSEntityMigrationPolicy] = [:]
+        var sources: [ObjectIdentifier: [NSManagedObject]] = [:]
+        for mapping in mappings {
+            policies[ObjectIdentifier(mapping)] = try NSEntityMigrationPolicy.policyClass(named: mapping.entityMigrationPolicyClassName).init()
+            sources[ObjectIdentifier(mapping)] = try sourceInstances(for: mapping)
+        }
+        let instanceCount = sources.values.reduce(0) { $0 + Int64($1.count) }
+        progress.totalUnitCount = max(1, instanceCount * 2 + Int64(mappings.count))
+
+        for mapping in mappings {
+            currentEntityMapping = mapping
+            let policy = policies[ObjectIdentifier(mapping)]!
+            try policy.begin(mapping, with: self)
+            for source in sources[ObjectIdentifier(mapping)] ?? [] {
+                try policy.createDestinationInstances(forSource: source, in: mapping, manager: self)
+                try step()
+            }
+            try policy.endInstanceCreation(forMapping: mapping, manager: self)
+        }
+        for mapping in mappings {
+            currentEntityMapping = mapping
+            let policy = policies[ObjectIdentifier(mapping)]!
+            for destination in created[mapping.name ?? ""] ?? [] {
+                try policy.createRelationships(forDestination: destination, in: mapping, manager: self)
+            }
+            progress.completedUnitCount += Int64(sources[ObjectIdentifier(mapping)]?.count ?? 0)
+            try step(units: 0)
+            try policy.endRelationshipCreation(forMapping: mapping, manager: self)
+        }
+        for mapping in mappings {
+            currentEntityMapping = mapping
+            try policies[ObjectIdentifier(mapping)]!.performCustomValidation(forMapping: mapping, manager: self)
+        }
+        try destinationContext.save()
+        for mapping in mappings {
+            currentEntityMapping = mapping
+            try policies[ObjectIdentifier(mapping)]!.end(mapping, manager: self)
+            try step()
+        }
+    }
+
+    /// Counts progress and stops a cancelled migration.
+    private func step(units: Int64 = 1) throws {
+        progress.completedUnitCount += units
+        if let cancellation { throw cancellation }
+        if progress.isCancelled {
+            throw CoreDataError.make(.migrationCancelled, "The migration was cancelled.")
+        }
+    }
+
+    /// The source instances of a mapping: every instance of its source entity (not of its
+    /// subentities, which have mappings of their own), filtered by the mapping's source predicate.
+    private func sourceInstances(for mapping: NSEntityMapping) throws -> [NSManagedObject] {
+        guard [.customEntityMappingType, .undefinedEntityMappingType, .copyEntityMappingType, .transformEntityMappingType].contains(mapping.mappingType),
+              let name = mapping.sourceEntityName, sourceModel.entitiesByName[name] != nil else { return [] }
+        let request = NSFetchRequest<NSManagedObject>(entityName: name)
+        request.includesSubentities = false
+        request.predicate = mapping.sourceFilterPredicate
+        request.returnsObjectsAsFaults = false
+        return try sourceContext.fetch(request)
+    }
+
+    /// Forgets the associations of the last migration.
+    open func reset() {
+        forward = [:]
+        backward = [:]
+        created = [:]
+        cancellation = nil
+        currentEntityMapping = nil
+    }
+
+    /// Stops the migration: the current `migrateStore` call throws this error.
+    open func cancelMigrationWithError(_ error: Error) {
+        cancellation = error
+    }
+
+    /// The source entity of a mapping.
+    open func sourceEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
+        mEntity.sourceEntityName.flatMap { sourceModel.entitiesByName[$0] }
+    }
+
+    /// The destination entity of a mapping.
+    open func destinationEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
+        mEntity.destinationEntityName.flatMap { destinationModel.entitiesByName[$0] }
+    }
+
+    /// Records that a destination instance was made from a source instance by a mapping.
+    open func associate(sourceInstance: NSManagedObject, withDestinationInstance destinationInstance: NSManagedObject, for entityMapping: NSEntityMapping) {
+        let name = entityMapping.name ?? ""
+        forward[name, default: [:]][sourceInstance.objectID, default: []].append(destinationInstance)
+        backward[name, default: [:]][ObjectIdentifier(destinationInstance), default: []].append(sourceInstance)
+        created[name, default: []].append(destinationInstance)
+    }
+
+    /// The destination instances a mapping made from the given source instances, in their order.
+    open func destinationInstances(forEntityMappingName mappingName: String, sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        guard let table = forward[mappingName] else { return [] }
+        return (sourceInstances ?? []).flatMap { table[$0.objectID] ?? [] }
+    }
+
+    /// The source instances a mapping made the given destination instances from.
+    open func sourceInstances(forEntityMappingName mappingName: String, destinationInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        guard let table = backward[mappingName] else { return [] }
+        return (destinationInstances ?? []).flatMap { table[ObjectIdentifier($0)] ?? [] }
+    }
+
+    /// The destination instances of the objects a source relationship holds, through whichever
+    /// mappings migrate them.
+    func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [NSManagedObject]) -> [NSManagedObject] {
+        sourceInstances.flatMap { source in
+            forward.values.flatMap { $0[source.objectID] ?? [] }
+        }
+    }
+
+    /// The variables of a mapping expression.
+    func expressionContext(source: NSManagedObject?, destination: NSManagedObject?, mapping: NSEntityMapping, property: NSPropertyMapping?, policy: NSEntityMigrationPolicy) -> NSMutableDictionary {
+        let context = NSMutableDictionary()
+        context[NSMigrationManagerKey] = self
+        context[NSMigrationEntityMappingKey] = mapping
+        context[NSMigrationEntityPolicyKey] = policy
+        if let source { context[NSMigrationSourceObjectKey] = source }
+        if let destination { context[NSMigrationDestinationObjectKey] = destination }
+        if let property { context[NSMigrationPropertyMappingKey] = property }
+        return context
+    }
+
+    /// `FUNCTION($manager, ...)` in mapping expressions.
+    func evaluateFunction(_ selector: String, arguments: [Any?]) -> Any? {
+        switch selector {
+        case "destinationInstancesForEntityMappingNamed:sourceInstances:":
+            guard let name = arguments.first as? String else { return [] }
+            return destinationInstances(forEntityMappingName: name, sourceInstances: MigrationValues.managedObjects(in: arguments.dropFirst().first ?? nil))
+        case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
+            guard let name = arguments.first as? String else { return [] }
+            return destinationInstances(forSourceRelationshipNamed: name, sourceInstances: MigrationValues.managedObjects(in: arguments.dropFirst().first ?? nil))
+        case "sourceInstancesForEntityMappingNamed:destinationInstances:":
+            guard let name = arguments.first as? String else { return [] }
+            return sourceInstances(forEntityMappingName: name, destinationInstances: MigrationValues.managedObjects(in: arguments.dropFirst().first ?? nil))
+        case "sourceContext": return sourceContext
+        case "destinationContext": return destinationContext
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// Option (OpenCoreData): earlier model versions, `[NSManagedObjectModel]`, for automatic migration
+/// to search besides the versions beside the model's file and in the bundles (for models built in
+/// code, which have no file).
+public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
+
+/// Automatic migration when a store is added (`NSMigratePersistentStoresAutomaticallyOption`).
+///
+/// When the file's model version hashes differ from the coordinator's model:
+/// 1. The source model is the version (among those given with `OCDMigrationSourceModelsOptionKey`,
+///    then beside the model's own file, then in the bundles) whose hashes
+///    match the store's metadata; none found is `NSMigrationMissingSourceModelError` (134130) for a
+///    store this library wrote. A store written by Apple's Core Data (whose hashes are computed
+///    differently) is left to the store's own compatibility check.
+/// 2. The mapping is a mapping model made for the two versions if one is found, else the inferred
+///    one when `NSInferMappingModelAutomaticallyOption` is on, else `NSMigrationMissingMappingModelError`.
+/// 3. An inferred mapping on a SQLite store runs in place, in one transaction. Any other migration
+///    runs through `NSMigrationManager` into a new file beside the store, which then replaces the
+///    store by an atomic rename; the store keeps its identifier.
+///
+/// A failure at any step throws and leaves the store file as it was.
+enum StoreMigrator {
+    static func migrateIfNeeded(type: String, url: URL?, model: NSManagedObjectModel, configuration: String?, options: [AnyHashable: Any]?) throws {
+        guard type == NSSQLiteStoreType || type == NSBinaryStoreType, let url,
+              StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
+              !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
+              ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) > 0,
+              let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url),
+              !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) else { return }
+        let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
+        let matches = { (candidate: NSManagedObjectModel) in ModelFileSearch.model(candidate, matches: metadata) }
+        guard let sourceModel = given.first(where: matches) ?? ModelFileSearch.candidateSourceModels(near: model).first(where: matches) else {
+            guard type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return }
+            throw CoreDataError.make(.migrationMissingSourceModel,
+                "The store at \(url.path) was made with a model version that can't be found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
+                url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
+        }
+        let mapping: NSMappingModel
+        if let found = ModelFileSearch.mappingModel(in: ModelFileSearch.directories(near: model), from: sourceModel, to: model) {
+            mapping = found
+        } else if StoreOptions.flag(options?[NSInferMappingModelAutomaticallyOption]) {
+            mapping = try NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: model)
+        } else {
+            throw CoreDataError.make(.migrationMissingMappingModel,
+                "The store at \(url.path) needs migrating, no mapping model was found for its model version, and inferring one is off (NSInferMappingModelAutomaticallyOption).", url: url)
+        }
+        if type == NSSQLiteStoreType, mapping.isInferred,
+           try SQLiteStore.migrateInPlace(at: url, from: sourceModel, to: model, configuration: configuration, mapping: mapping, metadata: metadata) {
+            return
+        }
+        try migrateIntoNewFile(url, type: type, from: sourceModel, to: model, mapping: mapping, identifier: metadata[NSStoreUUIDKey] as? String)
+    }
+
+    /// Migrates through `NSMigrationManager` into a file beside the store, then renames it over the store.
+    private static func migrateIntoNewFile(_ url: URL, type: String, from sourceModel: NSManagedObjectModel, to model: NSManagedObjectModel,
+                                           mapping: NSMappingModel, identifier: String?) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrating-\(UUID().uuidString)")
+        func removeTemporary() {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
+        }
+        do {
+            if type == NSSQLiteStoreType { try SQLiteStore.checkpoint(at: url) }
+            try NSMigrationManager(sourceModel: sourceModel, destinationModel: model)
+                .migrateStore(from: url, sourceType: type, with: mapping, toDestinationURL: temporary, destinationType: type)
+            if type == NSSQLiteStoreType {
+                if let identifier { try SQLiteStore.adoptIdentifier(identifier, at: temporary) }
+                try SQLiteStore.checkpoint(at: temporary)
+            }
+            guard rename(temporary.path, url.path) == 0 else {
+                throw CoreDataError.make(.migration, "The migrated store couldn't replace \(url.path): \(String(cString: strerror(errno))).", url: url)
+            }
+        } catch {
+            removeTemporary()
+            throw error
+        }
+        removeTemporary()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+    }
+}
+
+extension NSPersistentStoreCoordinator {
+    /// Replaces the store file at `destinationURL` with a copy of the store at `sourceURL` (a
+    /// migrated store, say). The copy is made beside the destination and renamed over it, so the
+    /// destination is either the old store or the new one, never a mix.
+    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil, ofType storeType: String) throws {
+        guard FileManager.default.fileExists(atPath: sourceURL.path) else {
+            throw CoreDataError.make(.fileReadNoSuchFile, "No store to copy at \(sourceURL.path).", url: sourceURL)
+        }
+        if persistentStore(for: destinationURL) != nil {
+            throw CoreDataError.make(.operationFailed, "The store at \(destinationURL.path) is in use by this coordinator; remove it before replacing it.", url: destinationURL)
+        }
+        if storeType == NSSQLiteStoreType {
+            try SQLiteStore.checkpoint(at: sourceURL)
+            if FileManager.default.fileExists(atPath: destinationURL.path) { try SQLiteStore.checkpoint(at: destinationURL) }
+        }
+        let temporary = destinationURL.deletingLastPathComponent().appendingPathComponent(".\(destinationURL.lastPathComponent).replacing-\(UUID().uuidString)")
+        do {
+            try FileManager.default.copyItem(at: sourceURL, to: temporary)
+            guard rename(temporary.path, destinationURL.path) == 0 else {
+                throw CoreDataError.make(.operationFailed, "The copy couldn't replace \(destinationURL.path): \(String(cString: strerror(errno))).", url: destinationURL)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            let nsError = error as NSError
+            if nsError.domain == NSCocoaErrorDomain && nsError.code >= 134000 { throw error }
+            throw CoreDataError.make(.operationFailed, "The store at \(destinationURL.path) couldn't be replaced: \(nsError.localizedDescription)", url: destinationURL, userInfo: [NSUnderlyingErrorKey: error])
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destinationURL.path + suffix) }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    /// Migrates the store file in place with an inferred mapping, in one transaction (see
+    /// `SQLiteInPlaceMigration`). Returns false, having changed nothing, when the mapping can't run
+    /// in place.
+    static func migrateInPlace(at url: URL, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
+                               configuration: String?, mapping: NSMappingModel, metadata: [String: Any]) throws -> Bool {
+        sourceModel.freeze()
+        destinationModel.freeze()
+        let database = try openForMaintenance(url)
+        defer { try? database.close() }
+        let progress = Progress(totalUnitCount: 1)
+        do {
+            return try database.writeWithoutTransaction { db in
+                var planned: SQLiteInPlaceMigration?
+                try db.inTransaction(.immediate) {
+                    var numbers: [String: Int] = [:]
+                    var maximums: [Int: Int64] = [:]
+                    for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_MAX FROM Z_PRIMARYKEY") {
+                        guard let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] else { continue }
+                        numbers[name] = number
+                        maximums[number] = row["Z_MAX"] ?? 0
+                    }
+                    planned = SQLiteInPlaceMigration(
+                        sourceEntities: sourceModel.entities(forConfigurationName: configuration) ?? sourceModel.entities,
+                        destinationEntities: destinationModel.entities(forConfigurationName: configuration) ?? destinationModel.entities,
+                        mapping: mapping, storedNumbers: numbers, storedMaximums: maximums)
+                    guard let planned else { return .rollback }
+                    try planned.run(db, metadata: metadata, destinationModel: destinationModel, progress: progress)
+                    return .commit
+                }
+                return planned != nil
+            }
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch {
+            throw translate(error, url: url, during: "migrating")
+        }
+    }
+
+    /// Moves everything in the WAL into the database file, leaving the WAL empty, so the file can
+    /// be replaced as a whole.
+    static func checkpoint(at url: URL) throws {
+        let database = try openForMaintenance(url)
+        defer { try? database.close() }
+        do {
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch {
+            throw translate(error, url: url, during: "checkpointing")
+        }
+    }
+
+    /// A plain connection to a store file. The journal mode is left as the file has it (WAL for a
+    /// store), since asking GRDB for WAL mode makes it write a table to the file.
+    private static func openForMaintenance(_ url: URL) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "OpenCoreData.Migration"
+        do {
+            return try DatabaseQueue(path: url.path, configuration: configuration)
+        } catch {
+            throw translate(error, url: url, during: "opening")
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// Gives a migrated store file the identifier (`NSStoreUUID`) of the store it replaces, so that
+    /// object ID URIs stay valid.
+    static func adoptIdentifier(_ identifier: String, at url: URL) throws {
+        let database = try openForMaintenance(url)
+        defer { try? database.close() }
+        do {
+            try database.write { db in
+                var metadata = try readMetadata(db, url: url)
+                metadata[NSStoreUUIDKey] = identifier
+                let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+                try db.execute(sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?", arguments: [identifier, plist])
+            }
+        } catch {
+            throw translate(error, url: url, during: "migrating")
+        }
+    }
+}
