@@ -30,6 +30,20 @@ import Testing
         #expect(try scenario.storedRow().1 == 21)
     }
 
+    /// Every fault reads the store, so any `stalenessInterval` is met: a fault fired after another
+    /// coordinator's save sees that save (see docs/Differences.md, "Merge policies: what differs").
+    @Test(arguments: [0.0, -1.0, 3600.0])
+    func faultsAreNeverStalerThanTheInterval(interval: TimeInterval) throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        scenario.mine.stalenessInterval = interval
+        #expect(scenario.mine.stalenessInterval == interval)
+        scenario.mine.refresh(scenario.item, mergeChanges: false)
+        #expect(scenario.item.isFault)
+        try theirSave(scenario)
+        #expect(scenario.values(scenario.item) == ("Original", 20, "their note"))
+    }
+
     @Test func refreshAllObjectsKeepsUnsavedChanges() throws {
         let scenario = try Scenario()
         defer { scenario.cleanUp() }
