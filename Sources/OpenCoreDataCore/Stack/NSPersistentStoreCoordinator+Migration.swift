@@ -28,10 +28,12 @@ enum StoreMigrator {
               ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) > 0,
               let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url),
               !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) else { return }
+        // A SQLite store written by Apple's Core Data records Apple's hashes, which no model here
+        // reproduces: the store's own schema check decides whether it opens.
+        guard type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
         let matches = { (candidate: NSManagedObjectModel) in ModelFileSearch.model(candidate, matches: metadata) }
         guard let sourceModel = given.first(where: matches) ?? ModelFileSearch.candidateSourceModels(near: model).first(where: matches) else {
-            guard type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return }
             throw CoreDataError.make(.migrationMissingSourceModel,
                 "The store at \(url.path) was made with a model version that can't be found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
