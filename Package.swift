@@ -90,12 +90,18 @@ let package = Package(
         .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
         // The other process of the reliability tests: saves in a loop until killed, or concurrently.
         .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
+        // The fuzz checks (the parsers' promises on any input), shared by the fuzzers and the tests
+        // that replay the inputs fuzzing found. scripts/fuzz builds the fuzzers with libFuzzer.
+        .target(name: "OpenCoreDataFuzzing", dependencies: ["OpenCoreData"], path: "Tests/Fuzzing/OpenCoreDataFuzzing"),
+        .executableTarget(name: "PredicateFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/PredicateFuzzer"),
+        .executableTarget(name: "ModelXMLFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/ModelXMLFuzzer"),
         // Test helpers shared by the test target and the helper processes.
         .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "OpenCoreDataTestKit",
+                "OpenCoreDataFuzzing",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",

@@ -11,6 +11,11 @@ enum XcodeModelLoader {
         guard let data = FileManager.default.contents(atPath: contentsURL.path) else {
             throw CoreDataError.make(.fileReadNoSuchFile, "No model file at \(contentsURL.path).", url: contentsURL)
         }
+        return try load(xml: data, file: contentsURL)
+    }
+
+    /// Builds a model from the XML of a `contents` file; `contentsURL` names it in errors.
+    static func load(xml data: Data, file contentsURL: URL) throws -> NSManagedObjectModel {
         let reader = ModelXMLReader(file: contentsURL)
         let parser = XMLParser(data: data)
         parser.delegate = reader

@@ -109,14 +109,58 @@ struct PredicateParser {
         return lexer.error(message, at: t.start, expected: expected, found: t.display, kind: kind)
     }
 
+    /// One level deeper in the tree being built; throws past `maximumDepth`, so that deep input
+    /// can't overflow the stack here or in the printer, the evaluator and the tree's release.
     mutating func enter() throws {
+        guard depth < Self.maximumDepth else { throw failure(Self.tooDeep) }
         depth += 1
-        if depth > Self.maximumDepth { throw failure("the format is nested too deeply") }
+    }
+
+    /// `enter()` for a loop that wraps the tree built so far in another node (`a + b + c`,
+    /// `a[0][1]`); `levels` counts the levels to give back when the loop's function returns.
+    mutating func deepen(_ levels: inout Int) throws {
+        try enter()
+        levels += 1
     }
 
     // MARK: - Predicates
 
+    /// A predicate parsed before at a token and argument position: its result and where it ended.
+    enum ParsedPredicate {
+        case parsed(NSPredicate, end: Int, nextArgument: Int)
+        case failed(PredicateFormatError)
+    }
+
+    /// Results of `parseOr` by start (token position, next argument). A parenthesis may begin a
+    /// predicate or an expression, and the parser tries both; without this, predicates nested in
+    /// expressions (`TERNARY((TERNARY((…`) were parsed again for each way, exponentially often.
+    var parsedPredicates: [[Int]: ParsedPredicate] = [:]
+
     mutating func parseOr() throws -> NSPredicate {
+        let start = [position, nextArgument]
+        switch parsedPredicates[start] {
+        case .parsed(let predicate, let end, let argument)?:
+            (position, nextArgument) = (end, argument)
+            return predicate
+        case .failed(let error)?:
+            throw error
+        case nil:
+            break
+        }
+        do {
+            let predicate = try parseOrUncached()
+            parsedPredicates[start] = .parsed(predicate, end: position, nextArgument: nextArgument)
+            return predicate
+        } catch let error as PredicateFormatError {
+            // A failure from the depth limit depends on where the predicate was nested.
+            if depth == 0 || error.message != Self.tooDeep { parsedPredicates[start] = .failed(error) }
+            throw error
+        }
+    }
+
+    static let tooDeep = "the format is nested too deeply"
+
+    mutating func parseOrUncached() throws -> NSPredicate {
         try enter()
         defer { depth -= 1 }
         var items = [try parseAnd()]
@@ -262,9 +306,11 @@ struct PredicateParser {
 
     mutating func parseExpression() throws -> NSExpression {
         try enter()
-        defer { depth -= 1 }
+        var levels = 1
+        defer { depth -= levels }
         var expression = try parseAdditive()
         while true {
+            if isKeyword("UNION") || isKeyword("INTERSECT") || isKeyword("MINUS") { try deepen(&levels) }
             if matchKeyword("UNION") {
                 expression = NSExpression(forUnionSet: expression, with: try parseAdditive())
             } else if matchKeyword("INTERSECT") {
@@ -278,8 +324,11 @@ struct PredicateParser {
     }
 
     mutating func parseAdditive() throws -> NSExpression {
+        var levels = 0
+        defer { depth -= levels }
         var expression = try parseMultiplicative()
         while true {
+            if isPunctuation(.plus) || isPunctuation(.minus) { try deepen(&levels) }
             if match(.plus) {
                 expression = NSExpression(forFunction: "add:to:", arguments: [expression, try parseMultiplicative()])
             } else if match(.minus) {
@@ -291,8 +340,11 @@ struct PredicateParser {
     }
 
     mutating func parseMultiplicative() throws -> NSExpression {
+        var levels = 0
+        defer { depth -= levels }
         var expression = try parseUnary()
         while true {
+            if isPunctuation(.star) || isPunctuation(.slash) { try deepen(&levels) }
             if match(.star) {
                 expression = NSExpression(forFunction: "multiply:by:", arguments: [expression, try parseUnary()])
             } else if match(.slash) {
@@ -334,6 +386,8 @@ struct PredicateParser {
     mutating func parsePower() throws -> NSExpression {
         let base = try parsePostfix()
         if match(.power) {
+            try enter()
+            defer { depth -= 1 }
             return NSExpression(forFunction: "raise:toPower:", arguments: [base, try parseUnary()])
         }
         return base
@@ -341,28 +395,42 @@ struct PredicateParser {
 
     mutating func parsePostfix() throws -> NSExpression {
         var expression = try parsePrimary()
+        var levels = 0
+        defer { depth -= levels }
+        // The keys of a `.a.b.c` run are collected and appended at once: appending them one at a
+        // time copied the growing path each time, quadratic in its length.
+        var keys: [String] = []
+        func appendKeys(_ parser: inout PredicateParser) throws {
+            guard !keys.isEmpty else { return }
+            switch expression.node {
+            case .evaluatedObject, .keyPath: break
+            default: try parser.deepen(&levels)
+            }
+            expression = Self.extend(expression, with: keys.joined(separator: "."))
+            keys = []
+        }
         while true {
             if isPunctuation(.dot) {
                 advance()
-                let component: String
                 switch current.kind {
-                case .identifier(let name, _), .escapedIdentifier(let name): component = name
+                case .identifier(let name, _), .escapedIdentifier(let name): keys.append(name)
                 case .argument(let spec) where spec.conversion == "K":
                     let argumentToken = current
                     advance()
-                    expression = Self.extend(expression, with: try keyPathArgument(spec, token: argumentToken))
+                    keys.append(try keyPathArgument(spec, token: argumentToken))
                     continue
                 case .atIdentifier(let name):
                     guard let op = CollectionOperator(name: name) else {
                         throw failure("unknown collection operator '@\(name)'", expected: "@count, @sum, @avg, @min, @max or @distinctUnionOfObjects")
                     }
-                    component = op.rawValue
+                    keys.append(op.rawValue)
                 default:
                     throw failure("expected a key after '.'", expected: "a key name")
                 }
                 advance()
-                expression = Self.extend(expression, with: component)
             } else if isPunctuation(.leftBracket) {
+                try appendKeys(&self)
+                try deepen(&levels)
                 advance()
                 let index: NSExpression
                 if isKeyword("FIRST") || isKeyword("LAST") || isKeyword("SIZE"),
@@ -375,6 +443,7 @@ struct PredicateParser {
                 try expect(.rightBracket, "missing ']' after an index")
                 expression = NSExpression(forFunction: "objectFrom:withIndex:", arguments: [expression, index])
             } else {
+                try appendKeys(&self)
                 return expression
             }
         }
