@@ -30,6 +30,11 @@ struct PredicateParser {
     var position = 0
     var nextArgument = 0
     var depth = 0
+    /// The deepest `depth` reached so far (for reusing a memoized predicate at another depth).
+    var deepest = 0
+    /// Parentheses open around the expression being parsed (limited apart from `depth`, since
+    /// they add no level to the tree and the printer adds some of its own).
+    var parentheses = 0
 
     static let maximumDepth = 200
 
@@ -114,6 +119,7 @@ struct PredicateParser {
     mutating func enter() throws {
         guard depth < Self.maximumDepth else { throw failure(Self.tooDeep) }
         depth += 1
+        deepest = Swift.max(deepest, depth)
     }
 
     /// `enter()` for a loop that wraps the tree built so far in another node (`a + b + c`,
@@ -127,8 +133,11 @@ struct PredicateParser {
 
     /// A predicate parsed before at a token and argument position: its result and where it ended.
     enum ParsedPredicate {
-        case parsed(NSPredicate, end: Int, nextArgument: Int)
+        /// `height`: how many levels below its start the predicate's tree reaches.
+        case parsed(NSPredicate, end: Int, nextArgument: Int, height: Int)
         case failed(PredicateFormatError)
+        /// Failed on the depth limit, entered this deep: fails again when entered as deep or deeper.
+        case tooDeep(PredicateFormatError, depth: Int, parentheses: Int)
     }
 
     /// Results of `parseOr` by start (token position, next argument). A parenthesis may begin a
@@ -139,21 +148,27 @@ struct PredicateParser {
     mutating func parseOr() throws -> NSPredicate {
         let start = [position, nextArgument]
         switch parsedPredicates[start] {
-        case .parsed(let predicate, let end, let argument)?:
+        case .parsed(let predicate, let end, let argument, let height)? where depth + height <= Self.maximumDepth:
             (position, nextArgument) = (end, argument)
+            deepest = Swift.max(deepest, depth + height)
             return predicate
         case .failed(let error)?:
             throw error
-        case nil:
+        case .tooDeep(let error, let failedDepth, let failedParentheses)? where depth >= failedDepth && parentheses >= failedParentheses:
+            throw error
+        case .parsed?, .tooDeep?, nil:
             break
         }
+        let outerDeepest = deepest
+        deepest = depth
+        defer { deepest = Swift.max(outerDeepest, deepest) }
         do {
             let predicate = try parseOrUncached()
-            parsedPredicates[start] = .parsed(predicate, end: position, nextArgument: nextArgument)
+            parsedPredicates[start] = .parsed(predicate, end: position, nextArgument: nextArgument, height: deepest - depth)
             return predicate
         } catch let error as PredicateFormatError {
-            // A failure from the depth limit depends on where the predicate was nested.
-            if depth == 0 || error.message != Self.tooDeep { parsedPredicates[start] = .failed(error) }
+            // A failure on the depth limit depends on how deep the predicate was nested.
+            parsedPredicates[start] = error.message == Self.tooDeep ? .tooDeep(error, depth: depth, parentheses: parentheses) : .failed(error)
             throw error
         }
     }
@@ -304,9 +319,10 @@ struct PredicateParser {
 
     // MARK: - Expressions
 
-    mutating func parseExpression() throws -> NSExpression {
-        try enter()
-        var levels = 1
+    /// An expression; `counted` is false inside parentheses, which add no level to the tree.
+    mutating func parseExpression(counted: Bool = true) throws -> NSExpression {
+        if counted { try enter() }
+        var levels = counted ? 1 : 0
         defer { depth -= levels }
         var expression = try parseAdditive()
         while true {
@@ -505,8 +521,11 @@ struct PredicateParser {
             }
             return NSExpression(forAggregate: items)
         case .punctuation(.leftParen):
+            guard parentheses < Self.maximumDepth else { throw failure(Self.tooDeep) }
             advance()
-            let inner = try parseExpression()
+            parentheses += 1
+            defer { parentheses -= 1 }
+            let inner = try parseExpression(counted: false)
             try expect(.rightParen, "missing ')' after a parenthesised expression")
             return inner
         case .identifier(let name, let upper):

@@ -1,20 +1,14 @@
-// The Xcode model loader's fuzzer: scripts/fuzz builds it with `--sanitize=fuzzer -DFUZZING`, and
-// libFuzzer calls `LLVMFuzzerTestOneInput` with each input. Built normally, it replays the files
-// given as arguments through the same check.
+// The Xcode model loader's fuzzer. scripts/fuzz builds it with libFuzzer (see Package.swift), and
+// `main` hands libFuzzer the check; built normally, it replays the files given as arguments.
 import Foundation
 import OpenCoreDataFuzzing
 
-/// libFuzzer's entry point: one input.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func modelXMLFuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    FuzzEntryPoint.run(bytes, count, ModelXMLFuzzCheck.check)
-}
-
-#if !FUZZING
-/// Replays inputs from files.
-@main enum ModelXMLFuzzerReplay {
+@main enum ModelXMLFuzzer {
     static func main() {
+        #if FUZZING
+        exit(FuzzEntryPoint.runLibFuzzer { bytes, count in FuzzEntryPoint.run(bytes, count, ModelXMLFuzzCheck.check) })
+        #else
         exit(FuzzEntryPoint.replay(Array(CommandLine.arguments.dropFirst()), ModelXMLFuzzCheck.check))
+        #endif
     }
 }
-#endif
