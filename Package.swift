@@ -2,6 +2,15 @@
 import CompilerPluginSupport
 import PackageDescription
 
+// scripts/fuzz sets OPENCOREDATA_FUZZ to libFuzzer's library without `main` (with its own build
+// path): the implementation and the fuzzers are then compiled with libFuzzer's coverage
+// instrumentation and the fuzzers linked with that library; their own `main` runs libFuzzer.
+// (`swift build --sanitize=fuzzer` would link libFuzzer into the @Managed macro's plug-in too.)
+let fuzzLibrary = Context.environment["OPENCOREDATA_FUZZ"]
+let fuzzInstrumentation: [SwiftSetting] = fuzzLibrary == nil ? [] : [.unsafeFlags(["-sanitize=fuzzer"])]
+let fuzzerSettings: [SwiftSetting] = fuzzLibrary == nil ? [] : [.unsafeFlags(["-sanitize=fuzzer"]), .define("FUZZING")]
+let fuzzerLinking: [LinkerSetting] = fuzzLibrary.map { [.unsafeFlags(["-Xlinker", $0, "-lstdc++"])] } ?? []
+
 let package = Package(
     name: "OpenCoreData",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -42,10 +51,11 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 "OpenCoreDataMacros",
             ],
-            path: "Sources/OpenCoreDataCore"
+            path: "Sources/OpenCoreDataCore",
+            swiftSettings: fuzzInstrumentation
         ),
         // The public face: re-exports the implementation so that its names win over Foundation's.
-        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"], path: "Sources/OpenCoreData"),
+        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"], path: "Sources/OpenCoreData", swiftSettings: fuzzInstrumentation),
         // The World Cup demo's model classes and commands, shared by the executable and the tests.
         .target(
             name: "WorldCupKit",
@@ -90,12 +100,20 @@ let package = Package(
         .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
         // The other process of the reliability tests: saves in a loop until killed, or concurrently.
         .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
+        // The fuzz checks (the parsers' promises on any input), shared by the fuzzers and the tests
+        // that replay the inputs fuzzing found.
+        .target(name: "OpenCoreDataFuzzing", dependencies: ["OpenCoreData"], path: "Tests/Fuzzing/OpenCoreDataFuzzing", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "PredicateFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/PredicateFuzzer",
+                          swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
+        .executableTarget(name: "ModelXMLFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/ModelXMLFuzzer",
+                          swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
         // Test helpers shared by the test target and the helper processes.
         .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "OpenCoreDataTestKit",
+                "OpenCoreDataFuzzing",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",

@@ -8,6 +8,9 @@
 //       fourth save also renames the shared batch (number -1), so saves conflict; conflicts are
 //       resolved by a counting subclass of the object-trump merge policy. Prints
 //       "saved <count> errors <count> conflicts <count>" at the end.
+//   ReliabilityWorker read-only-directory <store> sqlite|binary
+//   ReliabilityWorker full-disk <store> sqlite|binary once|retry
+//       the hostile-environment tests' cases (HostileEnvironment.swift).
 import Foundation
 import OpenCoreData
 import OpenCoreDataTestKit
@@ -22,35 +25,13 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// Batch (number) ←→> Item (index): a save is one batch with its three items.
-func makeModel() -> NSManagedObjectModel {
-    let batch = NSEntityDescription(name: "Batch")
-    let item = NSEntityDescription(name: "Item")
-    let items = NSRelationshipDescription(name: "items", destination: item, toMany: true, deleteRule: .cascadeDeleteRule)
-    let owner = NSRelationshipDescription(name: "batch", destination: batch)
-    items.inverseRelationship = owner
-    owner.inverseRelationship = items
-    batch.properties = [NSAttributeDescription(name: "number", type: .integer64AttributeType), NSAttributeDescription(name: "tag", type: .stringAttributeType), items]
-    item.properties = [NSAttributeDescription(name: "index", type: .integer64AttributeType), owner]
-    let model = NSManagedObjectModel()
-    model.entities = [batch, item]
-    return model
-}
-
-func insertBatch(_ number: Int64, tag: String, into context: NSManagedObjectContext) {
-    let batch = NSEntityDescription.insertNewObject(forEntityName: "Batch", into: context)
-    batch.setValue(number, forKey: "number")
-    batch.setValue(tag, forKey: "tag")
-    for index in 0..<3 {
-        let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
-        item.setValue(Int64(index), forKey: "index")
-        item.setValue(batch, forKey: "batch")
-    }
-}
-
 let arguments = CommandLine.arguments
+if arguments.count >= 4, let mode = HostileEnvironment(arguments: Array(arguments.dropFirst())) {
+    mode.run()
+    exit(0)
+}
 guard arguments.count >= 4 else { fail("usage: ReliabilityWorker save-loop|concurrent <store> …") }
-let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel())
+let coordinator = NSPersistentStoreCoordinator(managedObjectModel: BatchModel.make())
 do {
     try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: URL(fileURLWithPath: arguments[2]), options: nil)
 } catch {
@@ -64,7 +45,7 @@ case "save-loop":
     context.persistentStoreCoordinator = coordinator
     context.performAndWait {
         while true {
-            insertBatch(number, tag: "loop", into: context)
+            BatchModel.insertBatch(number, tag: "loop", into: context)
             do {
                 try context.save()
             } catch {
@@ -97,7 +78,7 @@ case "concurrent":
                 let shared = NSFetchRequest<NSManagedObject>(entityName: "Batch")
                 shared.predicate = NSPredicate(format: "number == -1")
                 while Date() < deadline {
-                    insertBatch(number, tag: tag, into: context)
+                    BatchModel.insertBatch(number, tag: tag, into: context)
                     if number % 4 == 0, let batch = try? context.fetch(shared).first {
                         batch.setValue("\(tag)-\(worker)-\(number)", forKey: "tag")
                     }

@@ -55,6 +55,12 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
         try XcodeModelLoader.load(from: url)
     }
 
+    /// Loads a model from the bytes of a `contents` file; `file` only names it in errors. For the
+    /// fuzzers and tests of this package, which feed the loader without files.
+    package static func load(contentsXML data: Data, file: URL) throws -> NSManagedObjectModel {
+        try XcodeModelLoader.load(xml: data, file: file)
+    }
+
     /// Merges several models into one.
     public convenience init?(byMerging models: [NSManagedObjectModel]?) {
         self.init()

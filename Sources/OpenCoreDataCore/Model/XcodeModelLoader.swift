@@ -11,6 +11,21 @@ enum XcodeModelLoader {
         guard let data = FileManager.default.contents(atPath: contentsURL.path) else {
             throw CoreDataError.make(.fileReadNoSuchFile, "No model file at \(contentsURL.path).", url: contentsURL)
         }
+        return try load(xml: data, file: contentsURL)
+    }
+
+    /// Builds a model from the XML of a `contents` file; `contentsURL` names it in errors.
+    static func load(xml data: Data, file contentsURL: URL) throws -> NSManagedObjectModel {
+        // Xcode writes UTF-8 with no processing instruction but the XML declaration. Foundation's
+        // XMLParser on Linux traps on some invalid UTF-8 and on a processing instruction without
+        // data (`<?x?>`), so neither reaches it (both found by fuzzing).
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw CoreDataError.make(.fileReadCorruptFile, "\(contentsURL.path) is not a Core Data model: it is not UTF-8 text.", url: contentsURL, line: 1)
+        }
+        if let instruction = processingInstruction(in: text) {
+            throw CoreDataError.make(.fileReadCorruptFile, "\(contentsURL.path) is not a Core Data model: it has a processing instruction at line \(instruction).",
+                                     url: contentsURL, line: instruction)
+        }
         let reader = ModelXMLReader(file: contentsURL)
         let parser = XMLParser(data: data)
         parser.delegate = reader
@@ -35,9 +50,22 @@ enum XcodeModelLoader {
         }
         let model = reader.model
         model.sourceURL = contentsURL
+        try validateInheritance(model, file: contentsURL)
         model.linkByName()
         try validateLinks(model, file: contentsURL)
         return model
+    }
+
+    /// The line of the first `<?` that doesn't open the XML declaration at the start, if any.
+    static func processingInstruction(in text: String) -> Int? {
+        var rest = Substring(text)
+        if rest.hasPrefix("\u{FEFF}") { rest = rest.dropFirst() }
+        rest = rest.drop { $0.isWhitespace }
+        if rest.hasPrefix("<?xml"), let after = rest.dropFirst(5).first, after.isWhitespace {
+            rest = rest.dropFirst(5)
+        }
+        guard let found = rest.range(of: "<?") else { return nil }
+        return text[..<found.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
     }
 
     /// Finds the `contents` XML behind a bundle, folder or file URL.
@@ -73,6 +101,25 @@ enum XcodeModelLoader {
         var result: [String: NSManagedObjectModel] = [:]
         for name in names { result[name] = try load(from: bundle.appendingPathComponent(name)) }
         return result
+    }
+
+    /// Rejects an entity that is its own ancestor (`parentEntity` naming itself, or a cycle), which
+    /// would send every walk up the hierarchy round for ever.
+    private static func validateInheritance(_ model: NSManagedObjectModel, file: URL) throws {
+        let parents = Dictionary(model.entities.compactMap { entity in entity.name.map { ($0, entity.superentityName) } }, uniquingKeysWith: { first, _ in first })
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            var chain = [name]
+            var next = parents[name] ?? nil
+            while let parent = next {
+                chain.append(parent)
+                if parent == name {
+                    throw CoreDataError.make(.fileReadCorruptFile, "\(file.path): entity \(name) inherits from itself (\(chain.joined(separator: " → "))).", url: file)
+                }
+                if chain.count > parents.count + 1 { break }
+                next = parents[parent] ?? nil
+            }
+        }
     }
 
     private static func validateLinks(_ model: NSManagedObjectModel, file: URL) throws {

@@ -30,6 +30,11 @@ struct PredicateParser {
     var position = 0
     var nextArgument = 0
     var depth = 0
+    /// The deepest `depth` reached so far (for reusing a memoized predicate at another depth).
+    var deepest = 0
+    /// Parentheses open around the expression being parsed (limited apart from `depth`, since
+    /// they add no level to the tree and the printer adds some of its own).
+    var parentheses = 0
 
     static let maximumDepth = 200
 
@@ -109,14 +114,68 @@ struct PredicateParser {
         return lexer.error(message, at: t.start, expected: expected, found: t.display, kind: kind)
     }
 
+    /// One level deeper in the tree being built; throws past `maximumDepth`, so that deep input
+    /// can't overflow the stack here or in the printer, the evaluator and the tree's release.
     mutating func enter() throws {
+        guard depth < Self.maximumDepth else { throw failure(Self.tooDeep) }
         depth += 1
-        if depth > Self.maximumDepth { throw failure("the format is nested too deeply") }
+        deepest = Swift.max(deepest, depth)
+    }
+
+    /// `enter()` for a loop that wraps the tree built so far in another node (`a + b + c`,
+    /// `a[0][1]`); `levels` counts the levels to give back when the loop's function returns.
+    mutating func deepen(_ levels: inout Int) throws {
+        try enter()
+        levels += 1
     }
 
     // MARK: - Predicates
 
+    /// A predicate parsed before at a token and argument position: its result and where it ended.
+    enum ParsedPredicate {
+        /// `height`: how many levels below its start the predicate's tree reaches.
+        case parsed(NSPredicate, end: Int, nextArgument: Int, height: Int)
+        case failed(PredicateFormatError)
+        /// Failed on the depth limit, entered this deep: fails again when entered as deep or deeper.
+        case tooDeep(PredicateFormatError, depth: Int, parentheses: Int)
+    }
+
+    /// Results of `parseOr` by start (token position, next argument). A parenthesis may begin a
+    /// predicate or an expression, and the parser tries both; without this, predicates nested in
+    /// expressions (`TERNARY((TERNARY((…`) were parsed again for each way, exponentially often.
+    var parsedPredicates: [[Int]: ParsedPredicate] = [:]
+
     mutating func parseOr() throws -> NSPredicate {
+        let start = [position, nextArgument]
+        switch parsedPredicates[start] {
+        case .parsed(let predicate, let end, let argument, let height)? where depth + height <= Self.maximumDepth:
+            (position, nextArgument) = (end, argument)
+            deepest = Swift.max(deepest, depth + height)
+            return predicate
+        case .failed(let error)?:
+            throw error
+        case .tooDeep(let error, let failedDepth, let failedParentheses)? where depth >= failedDepth && parentheses >= failedParentheses:
+            throw error
+        case .parsed?, .tooDeep?, nil:
+            break
+        }
+        let outerDeepest = deepest
+        deepest = depth
+        defer { deepest = Swift.max(outerDeepest, deepest) }
+        do {
+            let predicate = try parseOrUncached()
+            parsedPredicates[start] = .parsed(predicate, end: position, nextArgument: nextArgument, height: deepest - depth)
+            return predicate
+        } catch let error as PredicateFormatError {
+            // A failure on the depth limit depends on how deep the predicate was nested.
+            parsedPredicates[start] = error.message == Self.tooDeep ? .tooDeep(error, depth: depth, parentheses: parentheses) : .failed(error)
+            throw error
+        }
+    }
+
+    static let tooDeep = "the format is nested too deeply"
+
+    mutating func parseOrUncached() throws -> NSPredicate {
         try enter()
         defer { depth -= 1 }
         var items = [try parseAnd()]
@@ -260,11 +319,14 @@ struct PredicateParser {
 
     // MARK: - Expressions
 
-    mutating func parseExpression() throws -> NSExpression {
-        try enter()
-        defer { depth -= 1 }
+    /// An expression; `counted` is false inside parentheses, which add no level to the tree.
+    mutating func parseExpression(counted: Bool = true) throws -> NSExpression {
+        if counted { try enter() }
+        var levels = counted ? 1 : 0
+        defer { depth -= levels }
         var expression = try parseAdditive()
         while true {
+            if isKeyword("UNION") || isKeyword("INTERSECT") || isKeyword("MINUS") { try deepen(&levels) }
             if matchKeyword("UNION") {
                 expression = NSExpression(forUnionSet: expression, with: try parseAdditive())
             } else if matchKeyword("INTERSECT") {
@@ -278,8 +340,11 @@ struct PredicateParser {
     }
 
     mutating func parseAdditive() throws -> NSExpression {
+        var levels = 0
+        defer { depth -= levels }
         var expression = try parseMultiplicative()
         while true {
+            if isPunctuation(.plus) || isPunctuation(.minus) { try deepen(&levels) }
             if match(.plus) {
                 expression = NSExpression(forFunction: "add:to:", arguments: [expression, try parseMultiplicative()])
             } else if match(.minus) {
@@ -291,8 +356,11 @@ struct PredicateParser {
     }
 
     mutating func parseMultiplicative() throws -> NSExpression {
+        var levels = 0
+        defer { depth -= levels }
         var expression = try parseUnary()
         while true {
+            if isPunctuation(.star) || isPunctuation(.slash) { try deepen(&levels) }
             if match(.star) {
                 expression = NSExpression(forFunction: "multiply:by:", arguments: [expression, try parseUnary()])
             } else if match(.slash) {
@@ -334,6 +402,8 @@ struct PredicateParser {
     mutating func parsePower() throws -> NSExpression {
         let base = try parsePostfix()
         if match(.power) {
+            try enter()
+            defer { depth -= 1 }
             return NSExpression(forFunction: "raise:toPower:", arguments: [base, try parseUnary()])
         }
         return base
@@ -341,28 +411,42 @@ struct PredicateParser {
 
     mutating func parsePostfix() throws -> NSExpression {
         var expression = try parsePrimary()
+        var levels = 0
+        defer { depth -= levels }
+        // The keys of a `.a.b.c` run are collected and appended at once: appending them one at a
+        // time copied the growing path each time, quadratic in its length.
+        var keys: [String] = []
+        func appendKeys(_ parser: inout PredicateParser) throws {
+            guard !keys.isEmpty else { return }
+            switch expression.node {
+            case .evaluatedObject, .keyPath: break
+            default: try parser.deepen(&levels)
+            }
+            expression = Self.extend(expression, with: keys.joined(separator: "."))
+            keys = []
+        }
         while true {
             if isPunctuation(.dot) {
                 advance()
-                let component: String
                 switch current.kind {
-                case .identifier(let name, _), .escapedIdentifier(let name): component = name
+                case .identifier(let name, _), .escapedIdentifier(let name): keys.append(name)
                 case .argument(let spec) where spec.conversion == "K":
                     let argumentToken = current
                     advance()
-                    expression = Self.extend(expression, with: try keyPathArgument(spec, token: argumentToken))
+                    keys.append(try keyPathArgument(spec, token: argumentToken))
                     continue
                 case .atIdentifier(let name):
                     guard let op = CollectionOperator(name: name) else {
                         throw failure("unknown collection operator '@\(name)'", expected: "@count, @sum, @avg, @min, @max or @distinctUnionOfObjects")
                     }
-                    component = op.rawValue
+                    keys.append(op.rawValue)
                 default:
                     throw failure("expected a key after '.'", expected: "a key name")
                 }
                 advance()
-                expression = Self.extend(expression, with: component)
             } else if isPunctuation(.leftBracket) {
+                try appendKeys(&self)
+                try deepen(&levels)
                 advance()
                 let index: NSExpression
                 if isKeyword("FIRST") || isKeyword("LAST") || isKeyword("SIZE"),
@@ -375,6 +459,7 @@ struct PredicateParser {
                 try expect(.rightBracket, "missing ']' after an index")
                 expression = NSExpression(forFunction: "objectFrom:withIndex:", arguments: [expression, index])
             } else {
+                try appendKeys(&self)
                 return expression
             }
         }
@@ -436,8 +521,11 @@ struct PredicateParser {
             }
             return NSExpression(forAggregate: items)
         case .punctuation(.leftParen):
+            guard parentheses < Self.maximumDepth else { throw failure(Self.tooDeep) }
             advance()
-            let inner = try parseExpression()
+            parentheses += 1
+            defer { parentheses -= 1 }
+            let inner = try parseExpression(counted: false)
             try expect(.rightParen, "missing ')' after a parenthesised expression")
             return inner
         case .identifier(let name, let upper):

@@ -96,6 +96,25 @@ open class NSPersistentStore: @unchecked Sendable {
         ]
     }
 
+    /// Throws 513 (`CoreDataError.storeFailure`) when a store file that will be written can't be:
+    /// the file exists and isn't writable, or its existing directory isn't (saves create the
+    /// SQLite store's `-wal`/`-shm` files and the binary store's temporary file there). Checked
+    /// when adding a store without `NSReadOnlyPersistentStoreOption`, before the file is read.
+    func checkWritable(_ url: URL) throws {
+        let directory = url.deletingLastPathComponent().path
+        let problem: String?
+        if FileManager.default.fileExists(atPath: url.path) && access(url.path, W_OK) != 0 {
+            problem = "the file is not writable"
+        } else if FileManager.default.fileExists(atPath: directory) && access(directory, W_OK) != 0 {
+            problem = "its directory \(directory) is not writable"
+        } else {
+            problem = nil
+        }
+        guard let problem else { return }
+        throw CoreDataError.storeFailure(.noPermission, during: .opening, url: url,
+                                         detail: "\(problem); add it with NSReadOnlyPersistentStoreOption to read it")
+    }
+
     // MARK: Engine (overridden by each store)
 
     func load() throws {}

@@ -162,3 +162,96 @@ enum CoreDataError {
         return NSError(domain: NSCocoaErrorDomain, code: code.rawValue, userInfo: info)
     }
 }
+
+/// Why reading or writing a store's files failed, whichever store and library reported it; the
+/// one place that decides which Core Data code such a failure gets (`CoreDataError.storeFailure`).
+enum StoreFileFailure: Equatable {
+    /// No space left: SQLITE_FULL, ENOSPC, EDQUOT, or EFBIG (the process's file size limit).
+    case diskFull
+    /// The file or its directory may not be written (or read): SQLITE_READONLY, SQLITE_PERM,
+    /// EACCES, EPERM, EROFS.
+    case noPermission
+    /// The file is damaged or not a database: SQLITE_CORRUPT, SQLITE_NOTADB.
+    case damaged
+    /// The file can't be opened: SQLITE_CANTOPEN.
+    case cantOpen
+    /// Anything else.
+    case other
+
+    /// The kind of an SQLite primary result code. (SQLite reports only ENOSPC as SQLITE_FULL; a
+    /// write stopped by the process's file size limit, EFBIG, is an I/O error, SQLITE_IOERR.)
+    init(sqliteCode: Int32) {
+        switch sqliteCode {
+        case 13: self = .diskFull               // SQLITE_FULL
+        case 8, 3: self = .noPermission         // SQLITE_READONLY, SQLITE_PERM
+        case 11, 26: self = .damaged            // SQLITE_CORRUPT, SQLITE_NOTADB
+        case 14: self = .cantOpen               // SQLITE_CANTOPEN
+        default: self = .other
+        }
+    }
+
+    /// The kind of a POSIX error number.
+    init(errno: Int32) {
+        switch errno {
+        case ENOSPC, EDQUOT, EFBIG: self = .diskFull
+        case EACCES, EPERM, EROFS: self = .noPermission
+        default: self = .other
+        }
+    }
+
+    /// The kind of a Foundation file error, looking through to its POSIX cause.
+    init(fileError: Error) {
+        let error = fileError as NSError
+        if error.domain == NSPOSIXErrorDomain {
+            self = Self(errno: Int32(error.code))
+            return
+        }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? Error, case let kind = StoreFileFailure(fileError: underlying), kind != .other {
+            self = kind
+            return
+        }
+        switch error.code {
+        case CocoaError.fileWriteOutOfSpace.rawValue: self = .diskFull
+        case CocoaError.fileWriteNoPermission.rawValue, CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteVolumeReadOnly.rawValue: self = .noPermission
+        default: self = .other
+        }
+    }
+}
+
+extension CoreDataError {
+    /// What a store was doing when its files failed it.
+    enum StoreAction: String {
+        case opening, reading, saving, watching, migrating
+    }
+
+    /// The Core Data error for a failed file operation of a store. A full disk is
+    /// NSFileWriteOutOfSpaceError (640) whenever it happens. Missing permission is
+    /// NSFileWriteNoPermissionError (513) while opening, and NSPersistentStoreSaveError (134030)
+    /// while saving, the code Apple documents for a store's save failing on "permissions
+    /// problems". A damaged file is 259, a file that can't be opened 134080; anything else is
+    /// NSSQLiteError (134180) from SQLite, and 134030 from another store's save. `sqliteCode` goes under
+    /// `NSSQLiteErrorDomain`, the library's own error under `NSUnderlyingErrorKey`.
+    static func storeFailure(_ kind: StoreFileFailure, during action: StoreAction, url: URL?, detail: String,
+                             sqliteCode: Int32? = nil, underlying: Error? = nil) -> NSError {
+        var info: [String: Any] = [:]
+        if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
+        if let underlying { info[NSUnderlyingErrorKey] = underlying as NSError }
+        let path = url?.path ?? "?"
+        switch (kind, action) {
+        case (.diskFull, _):
+            return make(.fileWriteOutOfSpace, "The disk is full: the store at \(path) can't be written while \(action.rawValue) (\(detail)).", url: url, userInfo: info)
+        case (.noPermission, .saving):
+            return make(.saveFailed, "The store at \(path) can't be saved: no permission to write it or its directory (\(detail)).", url: url, userInfo: info)
+        case (.noPermission, _):
+            return make(.fileWriteNoPermission, "The store at \(path) can't be written while \(action.rawValue) (\(detail)).", url: url, userInfo: info)
+        case (.damaged, _):
+            return make(.fileReadCorruptFile, "The store at \(path) is corrupt (\(detail)) while \(action.rawValue).", url: url, userInfo: info)
+        case (.cantOpen, _):
+            return make(.openFailed, "The store at \(path) can't be opened: \(detail)", url: url, userInfo: info)
+        case (.other, .saving) where sqliteCode == nil:
+            return make(.saveFailed, "The store at \(path) could not be saved: \(detail)", url: url, userInfo: info)
+        case (.other, _):
+            return make(.sqlite, "SQLite error while \(action.rawValue) the store at \(path): \(detail)", url: url, userInfo: info)
+        }
+    }
+}

@@ -18,7 +18,7 @@ extension AtomicStore {
             let encoded = try PropertyListSerialization.data(fromPropertyList: root, format: .binary, options: 0)
             try encoded.write(to: url, options: .atomic)
         } catch {
-            throw CoreDataError.make(.fileWriteNoPermission, "The metadata of \(url.path) can't be written: \(error)", url: url)
+            throw CoreDataError.storeFailure(StoreFileFailure(fileError: error), during: .saving, url: url, detail: "\(error)", underlying: error)
         }
     }
 }

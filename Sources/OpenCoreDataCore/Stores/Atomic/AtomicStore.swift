@@ -35,7 +35,9 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     override func load() throws {
         metadata = initialMetadata()
         identifier = metadata[NSStoreUUIDKey] as? String
-        guard kind == .binary, let url, FileManager.default.fileExists(atPath: url.path) else { return }
+        guard kind == .binary, let url else { return }
+        if !isReadOnly { try checkWritable(url) }
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw CoreDataError.make(.fileReadNoPermission, "The binary store at \(url.path) can't be read.", url: url)
         }
@@ -312,7 +314,8 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
                 do {
                     try encode().write(to: url, options: .atomic)
                 } catch {
-                    throw CoreDataError.make(.saveFailed, "The binary store at \(url.path) could not be written: \(error.localizedDescription)", url: url, userInfo: [NSUnderlyingErrorKey: error])
+                    throw CoreDataError.storeFailure(StoreFileFailure(fileError: error), during: .saving, url: url,
+                                                     detail: error.localizedDescription, underlying: error)
                 }
             }
             return mapping

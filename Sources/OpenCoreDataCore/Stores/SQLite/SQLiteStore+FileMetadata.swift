@@ -27,7 +27,7 @@ extension SQLiteStore {
                 return .commit
             }
         } catch {
-            throw translate(error, url: url, during: "writing the metadata of")
+            throw translate(error, url: url, during: .saving)
         }
     }
 }

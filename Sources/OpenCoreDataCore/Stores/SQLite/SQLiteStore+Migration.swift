@@ -36,7 +36,7 @@ extension SQLiteStore {
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw error
         } catch {
-            throw translate(error, url: url, during: "migrating")
+            throw translate(error, url: url, during: .migrating)
         }
     }
 
@@ -48,7 +48,7 @@ extension SQLiteStore {
         do {
             try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         } catch {
-            throw translate(error, url: url, during: "checkpointing")
+            throw translate(error, url: url, during: .migrating)
         }
     }
 
@@ -61,7 +61,7 @@ extension SQLiteStore {
         do {
             return try DatabaseQueue(path: url.path, configuration: configuration)
         } catch {
-            throw translate(error, url: url, during: "opening")
+            throw translate(error, url: url, during: .opening)
         }
     }
 }
@@ -80,7 +80,7 @@ extension SQLiteStore {
                 try db.execute(sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?", arguments: [identifier, plist])
             }
         } catch {
-            throw translate(error, url: url, during: "migrating")
+            throw translate(error, url: url, during: .migrating)
         }
     }
 }

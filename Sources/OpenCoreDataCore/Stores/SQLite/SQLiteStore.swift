@@ -23,6 +23,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func load() throws {
         guard let url else { throw CoreDataError.make(.invalidType, "A SQLite store needs a URL.") }
         let path = url.path
+        if !isReadOnly { try checkWritable(url) }
         let exists = FileManager.default.fileExists(atPath: path)
         let isEmpty = exists && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
         if exists && !isEmpty {
@@ -57,7 +58,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         do {
             try watcher.start(interval: StoreOptions.seconds(options?[OCDRemoteChangePollingIntervalOptionKey]) ?? RemoteChangeWatcher.defaultInterval)
         } catch {
-            throw Self.translate(error, url: url, during: "watching")
+            throw Self.translate(error, url: url, during: .watching)
         }
         remoteChangeWatcher = watcher
     }
@@ -84,10 +85,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
         }
         do {
-            database = try DatabaseQueue(path: url.path, configuration: configuration)
+            database = try DatabaseQueue(path: isReadOnly ? Self.readOnlyName(url) : url.path, configuration: configuration)
         } catch {
-            throw Self.translate(error, url: url, during: "opening")
+            throw Self.translate(error, url: url, during: .opening)
         }
+    }
+
+    /// The name SQLite opens a store by for reading only. Reading a WAL-mode file needs its
+    /// `-shm` file, which SQLite creates when missing; in a directory that can't be written it
+    /// can't, and the open fails. When neither side file exists there, no write is pending and
+    /// nobody can be writing, so the file is opened as immutable (a URI filename) instead.
+    static func readOnlyName(_ url: URL) -> String {
+        let path = url.path
+        let directory = url.deletingLastPathComponent().path
+        let sideFiles = [path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+        guard sideFiles.isEmpty, access(directory, W_OK) != 0 else { return path }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
@@ -126,16 +141,18 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let sideFiles = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
         defer { removeEmptySideFiles(sideFiles) }
         do {
-            let reader = try DatabaseQueue(path: url.path, configuration: configuration)
+            let reader = try DatabaseQueue(path: readOnlyName(url), configuration: configuration)
             defer { try? reader.close() }
             return try reader.inDatabase(body)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw error
-        } catch let error as DatabaseError where ![.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_PERM, .SQLITE_CANTOPEN].contains(error.resultCode.primaryResultCode) {
-            throw CoreDataError.make(.fileReadCorruptFile, "The store at \(url.path) is corrupt: \(error.message ?? "\(error)")", url: url,
-                                     userInfo: [NSSQLiteErrorDomain: Int(error.resultCode.primaryResultCode.rawValue), NSUnderlyingErrorKey: error as NSError])
+        } catch let error as DatabaseError where StoreFileFailure(sqliteCode: error.resultCode.primaryResultCode.rawValue) == .other
+                                                  && ![.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode.primaryResultCode) {
+            // Any other failure to read a file that has SQLite's header means damage.
+            throw CoreDataError.storeFailure(.damaged, during: .reading, url: url, detail: error.message ?? "\(error)",
+                                             sqliteCode: error.resultCode.primaryResultCode.rawValue, underlying: error)
         } catch {
-            throw translate(error, url: url, during: "reading")
+            throw translate(error, url: url, during: .reading)
         }
     }
 
@@ -289,32 +306,22 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Errors
 
-    /// Maps SQLite errors to Core Data's: corruption → 259, full disk → 640, read-only → 513, others → 134180.
-    static func translate(_ error: Error, url: URL?, during action: String) -> NSError {
+    /// Maps an SQLite error to Core Data's (`CoreDataError.storeFailure` decides the code).
+    static func translate(_ error: Error, url: URL?, during action: CoreDataError.StoreAction) -> NSError {
         if let error = error as NSError?, error.domain == NSCocoaErrorDomain { return error }
         guard let databaseError = error as? DatabaseError else {
-            return CoreDataError.make(.sqlite, "SQLite error while \(action): \(error)", url: url)
+            return CoreDataError.storeFailure(.other, during: action, url: url, detail: "\(error)")
         }
-        let info: [String: Any] = [NSSQLiteErrorDomain: Int(databaseError.resultCode.primaryResultCode.rawValue), NSUnderlyingErrorKey: databaseError as NSError]
-        switch databaseError.resultCode.primaryResultCode {
-        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            return CoreDataError.make(.fileReadCorruptFile, "The store at \(url?.path ?? "?") is corrupt (\(databaseError.message ?? "")) while \(action).", url: url, userInfo: info)
-        case .SQLITE_FULL:
-            return CoreDataError.make(.fileWriteOutOfSpace, "The disk is full while \(action) the store at \(url?.path ?? "?").", url: url, userInfo: info)
-        case .SQLITE_READONLY, .SQLITE_PERM:
-            return CoreDataError.make(.fileWriteNoPermission, "The store at \(url?.path ?? "?") can't be written while \(action).", url: url, userInfo: info)
-        case .SQLITE_CANTOPEN:
-            return CoreDataError.make(.openFailed, "The store at \(url?.path ?? "?") can't be opened: \(databaseError.message ?? "")", url: url, userInfo: info)
-        default:
-            return CoreDataError.make(.sqlite, "SQLite error while \(action) the store at \(url?.path ?? "?"): \(databaseError.message ?? "\(databaseError)")", url: url, userInfo: info)
-        }
+        let code = databaseError.resultCode.primaryResultCode.rawValue
+        return CoreDataError.storeFailure(StoreFileFailure(sqliteCode: code), during: action, url: url,
+                                          detail: databaseError.message ?? "\(databaseError)", sqliteCode: code, underlying: databaseError)
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try database.inDatabase(body)
         } catch {
-            throw Self.translate(error, url: url, during: "reading")
+            throw Self.translate(error, url: url, during: .reading)
         }
     }
 
@@ -329,7 +336,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let conflicts as StoreConstraintConflicts {
             throw conflicts
         } catch {
-            throw Self.translate(error, url: url, during: "saving")
+            throw Self.translate(error, url: url, during: .saving)
         }
     }
 
