@@ -173,7 +173,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenRelationshipsByName = Dictionary(frozenRelationships.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         slotKeys = frozenProperties.map(\.name)
         storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
-        defaultValues = ContiguousArray(frozenProperties.map { ($0 as? NSAttributeDescription)?.defaultValue })
+        slotLayout = SlotLayout(properties: frozenProperties)
+        var defaults = SlotValues(layout: slotLayout)
+        for (slot, property) in frozenProperties.enumerated() { defaults[slot] = (property as? NSAttributeDescription)?.defaultValue }
+        defaultValues = defaults
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotHasConstraints = frozenProperties.map { property in
@@ -206,8 +209,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     /// Whether an object's values can be handed to a store as they are: no relationship slot to
     /// translate and no transient slot to clear.
     @exclusivity(unchecked) private(set) var storesValuesVerbatim = false
+    /// How objects of this entity store their values (set when frozen).
+    @exclusivity(unchecked) private(set) var slotLayout: SlotLayout = .empty
     /// A new object's values: each attribute's default, nil elsewhere (shared until written).
-    @exclusivity(unchecked) private(set) var defaultValues: ContiguousArray<Any?> = []
+    @exclusivity(unchecked) private(set) var defaultValues = SlotValues()
     /// The slots of to-many relationships, which a new object starts with empty.
     @exclusivity(unchecked) private(set) var toManySlots: [Int] = []
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).

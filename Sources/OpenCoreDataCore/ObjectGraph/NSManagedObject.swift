@@ -28,9 +28,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// The current values by slot (empty while a fault without data).
-    @exclusivity(unchecked) var values: ContiguousArray<Any?>
+    @exclusivity(unchecked) var values: SlotValues
     /// The values last read from or written to the store, by slot.
-    @exclusivity(unchecked) var committedValues: ContiguousArray<Any?>?
+    @exclusivity(unchecked) var committedValues: SlotValues?
     /// Whether the values have not been materialized for the user yet.
     @exclusivity(unchecked) var faultFlag: Bool = false
     /// Set by the context: the object is inserted, updated or deleted and not yet saved.
@@ -50,11 +50,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         if !entity.isFrozenForUse { entity.managedObjectModel?.freeze() }
         self.entity = entity
         // Storage is allocated on first use: a fetched object receives its row instead.
-        self.values = []
+        self.values = SlotValues()
         super.init()
         if let context {
             precondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
-            allocateStorage()
             applyDefaultValues()
             context.insert(self)
         }
@@ -137,7 +136,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Gives an object that has no values yet an empty slot for each property.
     final func allocateStorage() {
         if values.count != entity.slotKeys.count {
-            values = ContiguousArray(repeating: nil, count: entity.slotKeys.count)
+            values = SlotValues(layout: entity.slotLayout)
         }
     }
 
@@ -168,7 +167,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
     func turnIntoFault() {
         willTurnIntoFault()
-        values = []
+        values = SlotValues()
         committedValues = nil
         faultFlag = true
         didTurnIntoFault()

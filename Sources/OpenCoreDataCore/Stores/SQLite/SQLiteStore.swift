@@ -329,20 +329,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// How to decode rows of one entity from a select list.
     private struct RowPlan {
         let entity: NSEntityDescription
-        let slotCount: Int
-        /// One entry per stored property: its slot, its column in the select list and how to read it.
-        let columns: [ColumnPlan]
-        /// Whether the columns cover slots 0..<slotCount in order with plain attribute kinds.
-        let isDense: Bool
+        /// Columns of fixed-width attributes, read straight into their slots' words.
+        let wordColumns: [WordColumnPlan]
+        /// The other stored properties' columns.
+        let otherColumns: [ColumnPlan]
 
-        init(entity: NSEntityDescription, slotCount: Int, columns: [ColumnPlan]) {
+        init(entity: NSEntityDescription, columns: [ColumnPlan]) {
             self.entity = entity
-            self.slotCount = slotCount
-            self.columns = columns
-            self.isDense = columns.count == slotCount && columns.enumerated().allSatisfy { index, column in
-                column.slot == index && column.kind != .toOne && column.kind != .transformable
-            }
+            let layout = entity.slotLayout
+            wordColumns = columns.filter { layout.kinds[$0.slot] != .cell }.map { WordColumnPlan(slot: $0.slot, column: $0.column, kind: $0.kind) }
+            otherColumns = columns.filter { layout.kinds[$0.slot] == .cell }
         }
+    }
+
+    /// A column read as a raw slot word (no class references, so reading it costs no retain).
+    private struct WordColumnPlan {
+        let slot: Int
+        let column: Int32
+        let kind: SQLiteValueCoding.ColumnKind
     }
 
     private struct ColumnPlan {
@@ -381,7 +385,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 columns.append(ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property))
             }
-            plan.plans[mapping.number] = RowPlan(entity: member, slotCount: member.frozenProperties.count, columns: columns)
+            plan.plans[mapping.number] = RowPlan(entity: member, columns: columns)
         }
         selectPlans[ObjectIdentifier(entity)] = plan
         return plan
@@ -399,18 +403,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
-        if plan.isDense {
-            // Every slot is a plain attribute column, in slot order: initialize each slot once.
-            let values = ContiguousArray<Any?>(unsafeUninitializedCapacity: plan.slotCount) { buffer, count in
-                for column in plan.columns {
-                    (buffer.baseAddress! + column.slot).initialize(to: SQLiteValueCoding.read(statement, column.column, column.kind))
-                }
-                count = plan.slotCount
-            }
-            return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
+        var values = SlotValues(layout: plan.entity.slotLayout)
+        for column in plan.wordColumns {
+            if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { values.setWord(word, at: column.slot) }
         }
-        var values = ContiguousArray<Any?>(repeating: nil, count: plan.slotCount)
-        for column in plan.columns {
+        for column in plan.otherColumns {
             switch column.kind {
             case .toOne:
                 guard sqlite3_column_type(statement, column.column) != SQLITE_NULL,
@@ -745,7 +742,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         sqlite3_bind_int64(handle, 2, plan.entityNumber)
         sqlite3_bind_int64(handle, 3, 1)
         for index in plan.slots.indices {
-            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
         }
         try run(handle, db, sql: plan.insertSQL)
     }
@@ -756,7 +753,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let plan = writePlan(for: record.entity)
         let handle = try preparedUpdate(for: record.entity, plan, db)
         for index in plan.slots.indices {
-            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
         }
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
