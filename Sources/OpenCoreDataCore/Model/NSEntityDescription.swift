@@ -179,6 +179,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         defaultValues = defaults
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
+        slotKeyBits = slotKeys.map { unsafeBitCast($0, to: StringBits.self) }
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
             return attribute.minimumValue != nil || attribute.maximumValue != nil || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
@@ -206,6 +207,14 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private(set) var slotKinds: [SlotKind] = []
 
     @exclusivity(unchecked) private(set) var slotKeyHashes: [UInt64] = []
+    /// The raw representation of each property name (see `fastSlot(forKey:)`).
+    @exclusivity(unchecked) private(set) var slotKeyBits: [StringBits] = []
+
+    /// A `String`'s two words as they are stored.
+    struct StringBits: Equatable {
+        let first: UInt64
+        let second: UInt64
+    }
     /// Whether an object's values can be handed to a store as they are: no relationship slot to
     /// translate and no transient slot to clear.
     @exclusivity(unchecked) private(set) var storesValuesVerbatim = false
@@ -222,6 +231,15 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     /// confirmed by string equality, beats a dictionary's SipHash.
     @inline(__always)
     func fastSlot(forKey key: String) -> Int? {
+        // The same bits as a property name are the same string: a small string holds its bytes
+        // inline, a large one is the same storage (kept alive by `slotKeys`). Names passed as
+        // literals or taken from the model match here without reading a byte.
+        let bits = unsafeBitCast(key, to: StringBits.self)
+        var position = 0
+        for candidate in slotKeyBits {
+            if candidate == bits { return position }
+            position += 1
+        }
         if slotKeys.count <= 32 {
             let hash = Self.keyHash(key)
             var index = 0

@@ -221,10 +221,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
         fireFaultIfNeeded()
         if case .attribute(let type) = entity.slotKinds[slot] {
-            let normalized = value.map { AttributeValueCoding.normalize($0, for: type) }
             willChangeForUndo()
             willChangeValue(forKey: key)
-            values[slot] = normalized
+            storeAttribute(value, at: slot, type: type)
             didChangeValue(forKey: key)
             return
         }
@@ -242,6 +241,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             willChangeForUndo()
             values[property.slot] = value
         }
+    }
+
+    /// Stores an attribute's value, converted to the attribute's canonical type when that is exact
+    /// (see `AttributeValueCoding.normalize`); a value already of its fixed-width type goes
+    /// straight into the slot's word.
+    @inline(__always)
+    final func storeAttribute(_ value: Any?, at slot: Int, type: NSAttributeType) {
+        if values.setWordIfCanonical(value, at: slot) { return }
+        values[slot] = value.map { AttributeValueCoding.normalize($0, for: type) }
     }
 
     /// The value at a dotted key path, following to-one relationships (and collecting through to-many ones).
@@ -280,7 +288,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             set.members = OrderedSet(Self.managedObjects(in: value))
         } else if let attribute = property as? NSAttributeDescription {
             willChangeForUndo()
-            values[property.slot] = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+            storeAttribute(value, at: property.slot, type: attribute.attributeType)
         } else {
             willChangeForUndo()
             values[property.slot] = value
@@ -436,8 +444,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return (object as AnyObject) === self
     }
 
-    /// Identity hash.
-    open override var hash: Int { ObjectIdentifier(self).hashValue }
+    /// Identity hash: the object's address (hashed collections mix it with their own seed).
+    open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
 
     open override var description: String {
         let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { attribute in

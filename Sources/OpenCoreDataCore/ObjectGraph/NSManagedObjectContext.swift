@@ -52,7 +52,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    @exclusivity(unchecked) var registry: [ObjectKey: NSManagedObject] = [:]
+    @exclusivity(unchecked) var registry = FastHashMap<ObjectKey, NSManagedObject>()
     @exclusivity(unchecked) var inserted: ManagedObjectList = []
     @exclusivity(unchecked) var updated: ManagedObjectList = []
     @exclusivity(unchecked) var deleted: ManagedObjectList = []

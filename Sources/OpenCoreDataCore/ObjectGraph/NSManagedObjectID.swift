@@ -55,7 +55,8 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
         return key == other.key
     }
 
-    open override var hash: Int { key.hashValue }
+    /// Cheap to compute: hashed collections mix it with their own seed.
+    open override var hash: Int { Int(truncatingIfNeeded: key.primaryKey) &* 31 &+ Int(bitPattern: key.root) }
 
     open override var description: String { "<\(uriRepresentation().absoluteString)>" }
 }
@@ -70,4 +71,8 @@ struct ObjectKey: Hashable {
         hasher.combine(primaryKey)
         hasher.combine(root)
     }
+}
+
+extension ObjectKey: FastHashable {
+    var fastHash: UInt64 { UInt64(bitPattern: primaryKey) &* 31 &+ UInt64(UInt(bitPattern: root)) }
 }

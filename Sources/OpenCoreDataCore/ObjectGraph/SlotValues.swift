@@ -42,6 +42,16 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
         storage.setWord(word, at: slot)
     }
 
+    /// Stores a value in a word slot when it is of the slot's canonical type (no boxing, no
+    /// conversion); returns false, changing nothing, for a cell slot or any other value.
+    @inline(__always)
+    mutating func setWordIfCanonical(_ value: Any?, at slot: Int) -> Bool {
+        let kind = storage.kind(at: slot)
+        guard kind != .cell, let word = SlotStorage.encode(value, kind) else { return false }
+        setWord(word, at: slot)
+        return true
+    }
+
     @inline(__always)
     private mutating func makeUnique() {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
@@ -156,6 +166,14 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     }
 
     @inline(__always)
+    func kind(at slot: Int) -> SlotLayout.Kind {
+        withUnsafeMutablePointerToHeader { header in
+            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            return header.pointee.kinds[slot]
+        }
+    }
+
+    @inline(__always)
     func word(at slot: Int) -> UInt64? {
         withUnsafeMutablePointers { header, words in
             precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
@@ -186,18 +204,18 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
             }
             let state = Self.state(words, header, slot)
             if state.pointee == Self.stateOverflow { header.pointee.overflow?[slot] = nil }
+            if let word = Self.encode(value, kind) {
+                words[slot] = word
+                state.pointee = Self.stateWord
+                return
+            }
             guard let value else {
                 state.pointee = Self.stateNil
                 return
             }
-            if let word = Self.encode(value, kind) {
-                words[slot] = word
-                state.pointee = Self.stateWord
-            } else {
-                if header.pointee.overflow == nil { header.pointee.overflow = [:] }
-                header.pointee.overflow![slot] = value
-                state.pointee = Self.stateOverflow
-            }
+            if header.pointee.overflow == nil { header.pointee.overflow = [:] }
+            header.pointee.overflow![slot] = value
+            state.pointee = Self.stateOverflow
         }
     }
 
@@ -218,15 +236,15 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
 
     /// The word for a value of the slot kind's canonical type; nil for any other value.
     @inline(__always)
-    static func encode(_ value: Any, _ kind: SlotLayout.Kind) -> UInt64? {
+    static func encode(_ value: Any?, _ kind: SlotLayout.Kind) -> UInt64? {
         switch kind {
-        case .int64: ExistentialFastPath.load(value, as: Int64.self).map { UInt64(bitPattern: $0) }
-        case .int32: ExistentialFastPath.load(value, as: Int32.self).map { UInt64(bitPattern: Int64($0)) }
-        case .int16: ExistentialFastPath.load(value, as: Int16.self).map { UInt64(bitPattern: Int64($0)) }
-        case .bool: ExistentialFastPath.load(value, as: Bool.self).map { $0 ? 1 : 0 }
-        case .double: ExistentialFastPath.load(value, as: Double.self).map(\.bitPattern)
-        case .float: ExistentialFastPath.load(value, as: Float.self).map { UInt64($0.bitPattern) }
-        case .date: ExistentialFastPath.load(value, as: Date.self).map(\.timeIntervalSinceReferenceDate.bitPattern)
+        case .int64: ExistentialFastPath.load(optional: value, as: Int64.self).map { UInt64(bitPattern: $0) }
+        case .int32: ExistentialFastPath.load(optional: value, as: Int32.self).map { UInt64(bitPattern: Int64($0)) }
+        case .int16: ExistentialFastPath.load(optional: value, as: Int16.self).map { UInt64(bitPattern: Int64($0)) }
+        case .bool: ExistentialFastPath.load(optional: value, as: Bool.self).map { $0 ? 1 : 0 }
+        case .double: ExistentialFastPath.load(optional: value, as: Double.self).map(\.bitPattern)
+        case .float: ExistentialFastPath.load(optional: value, as: Float.self).map { UInt64($0.bitPattern) }
+        case .date: ExistentialFastPath.load(optional: value, as: Date.self).map(\.timeIntervalSinceReferenceDate.bitPattern)
         case .cell: nil
         }
     }

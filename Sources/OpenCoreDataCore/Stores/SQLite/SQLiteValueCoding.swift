@@ -76,15 +76,23 @@ enum SQLiteValueCoding {
     /// fixed-width attribute kind (the same value `read` gives); nil for NULL.
     @inline(__always)
     static func readWord(_ statement: OpaquePointer, _ index: Int32, _ kind: ColumnKind) -> UInt64? {
-        if sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
+        // NULL reads as zero, so only a zero needs its storage class checked.
         switch kind {
-        case .int64: return UInt64(bitPattern: sqlite3_column_int64(statement, index))
-        case .int32: return UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: sqlite3_column_int64(statement, index))))
-        case .int16: return UInt64(bitPattern: Int64(Int16(truncatingIfNeeded: sqlite3_column_int64(statement, index))))
-        case .bool: return sqlite3_column_int64(statement, index) != 0 ? 1 : 0
-        case .double, .date: return sqlite3_column_double(statement, index).bitPattern
-        case .float: return UInt64(Float(sqlite3_column_double(statement, index)).bitPattern)
-        default: preconditionFailure("Column kind \(kind) is not stored as a word")
+        case .int64, .int32, .int16, .bool:
+            let integer = sqlite3_column_int64(statement, index)
+            if integer == 0 && sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
+            switch kind {
+            case .int32: return UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: integer)))
+            case .int16: return UInt64(bitPattern: Int64(Int16(truncatingIfNeeded: integer)))
+            case .bool: return integer != 0 ? 1 : 0
+            default: return UInt64(bitPattern: integer)
+            }
+        case .double, .date, .float:
+            let double = sqlite3_column_double(statement, index)
+            if double == 0 && sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
+            return kind == .float ? UInt64(Float(double).bitPattern) : double.bitPattern
+        default:
+            preconditionFailure("Column kind \(kind) is not stored as a word")
         }
     }
 
