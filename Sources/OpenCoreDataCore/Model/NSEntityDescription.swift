@@ -43,6 +43,9 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     var entityNumber: Int = 0
     /// The root of this entity's inheritance tree.
     var rootEntity: NSEntityDescription { superentity?.rootEntity ?? self }
+    /// The identity of `rootEntity` (what object IDs are keyed by), remembered when frozen.
+    var rootIdentifier: ObjectIdentifier { isFrozenForUse ? frozenRootIdentifier : ObjectIdentifier(rootEntity) }
+    @exclusivity(unchecked) private var frozenRootIdentifier = ObjectIdentifier(NSEntityDescription.self)
 
     /// Creates an entity with no name.
     public init() {}
@@ -161,6 +164,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
 
     /// Computes the caches used at run time. Called by the model, superentities first.
     func freeze() {
+        frozenRootIdentifier = ObjectIdentifier(rootEntity)
         isFrozenForUse = true
         let inherited = superentity?.frozenProperties ?? []
         frozenProperties = inherited + ownProperties

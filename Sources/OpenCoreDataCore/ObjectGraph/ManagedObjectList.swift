@@ -29,6 +29,8 @@ struct ManagedObjectList: Sequence, ExpressibleByArrayLiteral {
     func contains(_ object: NSManagedObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
     var isEmpty: Bool { positions.isEmpty }
     var count: Int { positions.count }
+    /// Exact, so collections built from the list (the notifications' sets) allocate once.
+    var underestimatedCount: Int { positions.count }
     /// The objects in insertion order.
     var elements: [NSManagedObject] { objects.compactMap { $0 } }
 

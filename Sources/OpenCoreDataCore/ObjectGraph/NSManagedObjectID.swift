@@ -20,7 +20,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     init(entity: NSEntityDescription, storeIdentifier: String, storeNumber: Int, primaryKey: Int64) {
         self.entity = entity
         self.storeIdentifier = storeIdentifier
-        self.key = ObjectKey(primaryKey: primaryKey, root: ObjectIdentifier(entity.rootEntity), store: storeNumber)
+        self.key = ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
     }
 
     init(temporaryFor entity: NSEntityDescription) {
@@ -30,7 +30,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
             counter += 1
             return counter
         }
-        self.key = ObjectKey(primaryKey: -number, root: ObjectIdentifier(entity.rootEntity), store: 0)
+        self.key = ObjectKey(primaryKey: -number, root: entity.rootIdentifier, store: 0)
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
