@@ -39,7 +39,7 @@ actor MessageCollector {
 
     /// Waits until at least `count` messages arrived (at most `seconds`: generous, because other
     /// suites running in parallel can hold the few threads of the concurrency pool), then returns them all.
-    func waitFor(_ count: Int, seconds: Double = 30) async throws -> [TableMessage] {
+    func waitFor(_ count: Int, seconds: Double = 120) async throws -> [TableMessage] {
         let deadline = Date().addingTimeInterval(seconds)
         while messages.count < count {
             guard Date() < deadline else {

@@ -43,6 +43,9 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     var entityNumber: Int = 0
     /// The root of this entity's inheritance tree.
     var rootEntity: NSEntityDescription { superentity?.rootEntity ?? self }
+    /// The identity of `rootEntity` (what object IDs are keyed by), remembered when frozen.
+    var rootIdentifier: ObjectIdentifier { isFrozenForUse ? frozenRootIdentifier : ObjectIdentifier(rootEntity) }
+    @exclusivity(unchecked) private var frozenRootIdentifier = ObjectIdentifier(NSEntityDescription.self)
 
     /// Creates an entity with no name.
     public init() {}
@@ -161,6 +164,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
 
     /// Computes the caches used at run time. Called by the model, superentities first.
     func freeze() {
+        frozenRootIdentifier = ObjectIdentifier(rootEntity)
         isFrozenForUse = true
         let inherited = superentity?.frozenProperties ?? []
         frozenProperties = inherited + ownProperties
@@ -173,9 +177,13 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenRelationshipsByName = Dictionary(frozenRelationships.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         slotKeys = frozenProperties.map(\.name)
         storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
-        defaultValues = ContiguousArray(frozenProperties.map { ($0 as? NSAttributeDescription)?.defaultValue })
+        slotLayout = SlotLayout(properties: frozenProperties)
+        var defaults = SlotValues(layout: slotLayout)
+        for (slot, property) in frozenProperties.enumerated() { defaults[slot] = (property as? NSAttributeDescription)?.defaultValue }
+        defaultValues = defaults
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
+        slotKeyBits = slotKeys.map { unsafeBitCast($0, to: StringBits.self) }
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
             return attribute.minimumValue != nil || attribute.maximumValue != nil || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
@@ -203,11 +211,21 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private(set) var slotKinds: [SlotKind] = []
 
     @exclusivity(unchecked) private(set) var slotKeyHashes: [UInt64] = []
+    /// The raw representation of each property name (see `fastSlot(forKey:)`).
+    @exclusivity(unchecked) private(set) var slotKeyBits: [StringBits] = []
+
+    /// A `String`'s two words as they are stored.
+    struct StringBits: Equatable {
+        let first: UInt64
+        let second: UInt64
+    }
     /// Whether an object's values can be handed to a store as they are: no relationship slot to
     /// translate and no transient slot to clear.
     @exclusivity(unchecked) private(set) var storesValuesVerbatim = false
+    /// How objects of this entity store their values (set when frozen).
+    @exclusivity(unchecked) private(set) var slotLayout: SlotLayout = .empty
     /// A new object's values: each attribute's default, nil elsewhere (shared until written).
-    @exclusivity(unchecked) private(set) var defaultValues: ContiguousArray<Any?> = []
+    @exclusivity(unchecked) private(set) var defaultValues = SlotValues()
     /// The slots of to-many relationships, which a new object starts with empty.
     @exclusivity(unchecked) private(set) var toManySlots: [Int] = []
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
@@ -217,6 +235,15 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     /// confirmed by string equality, beats a dictionary's SipHash.
     @inline(__always)
     func fastSlot(forKey key: String) -> Int? {
+        // The same bits as a property name are the same string: a small string holds its bytes
+        // inline, a large one is the same storage (kept alive by `slotKeys`). Names passed as
+        // literals or taken from the model match here without reading a byte.
+        let bits = unsafeBitCast(key, to: StringBits.self)
+        var position = 0
+        for candidate in slotKeyBits {
+            if candidate == bits { return position }
+            position += 1
+        }
         if slotKeys.count <= 32 {
             let hash = Self.keyHash(key)
             var index = 0

@@ -4,7 +4,7 @@ import Foundation
 extension NSManagedObject {
     /// The persistent attributes and to-one relationships of a row of slot values, by name: to-one
     /// destinations as object IDs, nil as `NSNull`.
-    func snapshot(of slots: ContiguousArray<Any?>) -> [String: Any] {
+    func snapshot(of slots: SlotValues) -> [String: Any] {
         var snapshot: [String: Any] = [:]
         for property in entity.frozenProperties where !property.isTransient && slots.indices.contains(property.slot) {
             let value = slots[property.slot]
@@ -19,8 +19,8 @@ extension NSManagedObject {
     }
 
     /// A row of slot values (as `committedValues` holds them) from a snapshot.
-    func slotValues(from snapshot: [String: Any]) -> ContiguousArray<Any?> {
-        var slots = ContiguousArray<Any?>(repeating: nil, count: entity.slotKeys.count)
+    func slotValues(from snapshot: [String: Any]) -> SlotValues {
+        var slots = SlotValues(layout: entity.slotLayout)
         for property in entity.frozenProperties where !property.isTransient {
             slots[property.slot] = Self.unwrapped(snapshot[property.name])
         }

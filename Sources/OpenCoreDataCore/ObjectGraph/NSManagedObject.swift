@@ -28,9 +28,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// The current values by slot (empty while a fault without data).
-    @exclusivity(unchecked) var values: ContiguousArray<Any?>
+    @exclusivity(unchecked) var values: SlotValues
     /// The values last read from or written to the store, by slot.
-    @exclusivity(unchecked) var committedValues: ContiguousArray<Any?>?
+    @exclusivity(unchecked) var committedValues: SlotValues?
     /// Whether the values have not been materialized for the user yet.
     @exclusivity(unchecked) var faultFlag: Bool = false
     /// Set by the context: the object is inserted, updated or deleted and not yet saved.
@@ -50,11 +50,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         if !entity.isFrozenForUse { entity.managedObjectModel?.freeze() }
         self.entity = entity
         // Storage is allocated on first use: a fetched object receives its row instead.
-        self.values = []
+        self.values = SlotValues()
         super.init()
         if let context {
             precondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
-            allocateStorage()
             applyDefaultValues()
             context.insert(self)
         }
@@ -137,7 +136,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Gives an object that has no values yet an empty slot for each property.
     final func allocateStorage() {
         if values.count != entity.slotKeys.count {
-            values = ContiguousArray(repeating: nil, count: entity.slotKeys.count)
+            values = SlotValues(layout: entity.slotLayout)
         }
     }
 
@@ -168,7 +167,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
     func turnIntoFault() {
         willTurnIntoFault()
-        values = []
+        values = SlotValues()
         committedValues = nil
         faultFlag = true
         didTurnIntoFault()
@@ -222,10 +221,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
         fireFaultIfNeeded()
         if case .attribute(let type) = entity.slotKinds[slot] {
-            let normalized = value.map { AttributeValueCoding.normalize($0, for: type) }
             willChangeForUndo()
             willChangeValue(forKey: key)
-            values[slot] = normalized
+            storeAttribute(value, at: slot, type: type)
             didChangeValue(forKey: key)
             return
         }
@@ -243,6 +241,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             willChangeForUndo()
             values[property.slot] = value
         }
+    }
+
+    /// Stores an attribute's value, converted to the attribute's canonical type when that is exact
+    /// (see `AttributeValueCoding.normalize`); a value already of its fixed-width type goes
+    /// straight into the slot's word.
+    @inline(__always)
+    final func storeAttribute(_ value: Any?, at slot: Int, type: NSAttributeType) {
+        if values.setWordIfCanonical(value, at: slot) { return }
+        values[slot] = value.map { AttributeValueCoding.normalize($0, for: type) }
     }
 
     /// The value at a dotted key path, following to-one relationships (and collecting through to-many ones).
@@ -281,7 +288,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             set.members = OrderedSet(Self.managedObjects(in: value))
         } else if let attribute = property as? NSAttributeDescription {
             willChangeForUndo()
-            values[property.slot] = value.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+            storeAttribute(value, at: property.slot, type: attribute.attributeType)
         } else {
             willChangeForUndo()
             values[property.slot] = value
@@ -437,8 +444,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return (object as AnyObject) === self
     }
 
-    /// Identity hash.
-    open override var hash: Int { ObjectIdentifier(self).hashValue }
+    /// Identity hash: the object's address (hashed collections mix it with their own seed).
+    open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
 
     open override var description: String {
         let state = faultFlag ? "<fault>" : "{ " + entity.frozenAttributes.map { attribute in

@@ -94,7 +94,7 @@ extension NSPersistentStoreCoordinator {
 
 /// Turns batch-insert dictionaries into stored rows, checking them as a save would.
 enum BatchInsertRows {
-    static func values(for dictionary: [String: Any], entity: NSEntityDescription) throws -> ContiguousArray<Any?> {
+    static func values(for dictionary: [String: Any], entity: NSEntityDescription) throws -> SlotValues {
         var values = entity.defaultValues
         for slot in entity.toManySlots { values[slot] = nil }
         for (key, raw) in dictionary {

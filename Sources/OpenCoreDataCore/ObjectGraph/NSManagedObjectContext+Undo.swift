@@ -216,7 +216,7 @@ struct ObjectSnapshot {
 
     let object: NSManagedObject
     /// The values by slot; loaded to-many relationships as `ToManySnapshot`.
-    var values: ContiguousArray<Any?>
+    var values: SlotValues
     let state: State
     /// The context's save count when the snapshot was taken.
     let saveGeneration: Int

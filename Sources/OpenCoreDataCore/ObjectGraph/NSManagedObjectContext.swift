@@ -52,7 +52,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    @exclusivity(unchecked) var registry: [ObjectKey: NSManagedObject] = [:]
+    @exclusivity(unchecked) var registry = FastHashMap<ObjectKey, NSManagedObject>()
     @exclusivity(unchecked) var inserted: ManagedObjectList = []
     @exclusivity(unchecked) var updated: ManagedObjectList = []
     @exclusivity(unchecked) var deleted: ManagedObjectList = []
@@ -494,7 +494,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// Turns an inserted object into the registered object of a stored row (a constraint conflict
     /// resolved in favour of one row): the save updates that row instead of inserting a new one.
     /// A different object registered for the row is forgotten.
-    func adoptStoredIdentity(_ storedID: NSManagedObjectID, for object: NSManagedObject, storedValues: ContiguousArray<Any?>,
+    func adoptStoredIdentity(_ storedID: NSManagedObjectID, for object: NSManagedObject, storedValues: SlotValues,
                              version: Int64, keepingOwnValues: Bool) {
         guard object.insertedFlag else { return }
         if let previous = registry[storedID.key], previous !== object {
@@ -702,7 +702,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         discardUndoHistory()
         for object in registry.values {
             object.managedObjectContext = nil
-            object.values = []
+            object.values = SlotValues()
         }
         registry = [:]
         clearChangeTracking()

@@ -20,7 +20,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     init(entity: NSEntityDescription, storeIdentifier: String, storeNumber: Int, primaryKey: Int64) {
         self.entity = entity
         self.storeIdentifier = storeIdentifier
-        self.key = ObjectKey(primaryKey: primaryKey, root: ObjectIdentifier(entity.rootEntity), store: storeNumber)
+        self.key = ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
     }
 
     init(temporaryFor entity: NSEntityDescription) {
@@ -30,7 +30,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
             counter += 1
             return counter
         }
-        self.key = ObjectKey(primaryKey: -number, root: ObjectIdentifier(entity.rootEntity), store: 0)
+        self.key = ObjectKey(primaryKey: -number, root: entity.rootIdentifier, store: 0)
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
@@ -55,7 +55,8 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
         return key == other.key
     }
 
-    open override var hash: Int { key.hashValue }
+    /// Cheap to compute: hashed collections mix it with their own seed.
+    open override var hash: Int { Int(truncatingIfNeeded: key.primaryKey) &* 31 &+ Int(bitPattern: key.root) }
 
     open override var description: String { "<\(uriRepresentation().absoluteString)>" }
 }
@@ -70,4 +71,8 @@ struct ObjectKey: Hashable {
         hasher.combine(primaryKey)
         hasher.combine(root)
     }
+}
+
+extension ObjectKey: FastHashable {
+    var fastHash: UInt64 { UInt64(bitPattern: primaryKey) &* 31 &+ UInt64(UInt(bitPattern: root)) }
 }

@@ -10,7 +10,9 @@ enum ObjectValidation {
         for slot in properties.indices {
             let property = properties[slot]
             if property.isTransient { continue }
-            // Fast path: a present value of the attribute's own type, with no further constraints.
+            // Fast paths: a present value of the attribute's own type, with no further constraints
+            // (a value kept as a word always is of its attribute's type).
+            if !entity.slotHasConstraints[slot], object.values.word(at: slot) != nil { continue }
             if case .attribute(let type) = entity.slotKinds[slot], let value = object.values[slot],
                !entity.slotHasConstraints[slot], AttributeValueCoding.hasCanonicalType(value, for: type) {
                 continue

@@ -3,7 +3,7 @@ import Foundation
 /// A row's values as a store (or a parent context) holds them: one entry per property slot, to-one
 /// relationships as `NSManagedObjectID`s, to-many and transient slots nil.
 struct StoredRow {
-    var values: ContiguousArray<Any?>
+    var values: SlotValues
     /// The optimistic-locking version (`Z_OPT`).
     var version: Int64
 }
@@ -13,7 +13,7 @@ struct SaveRecord {
     let objectID: NSManagedObjectID
     let entity: NSEntityDescription
     /// Values by slot; to-one relationships as object IDs (possibly temporary); to-many slots nil.
-    let values: ContiguousArray<Any?>
+    let values: SlotValues
     /// The members of each loaded to-many relationship, by slot, when they changed.
     let toMany: [Int: [NSManagedObjectID]]
     /// The version the object had when it was read (for optimistic locking).

@@ -251,23 +251,38 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
 
     func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs {
         try withLock {
-            var perStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
+            // Records grouped by store (a model rarely spans more than a few, so a linear search).
+            var targets: [NSPersistentStore] = []
+            var groups: [SaveChanges] = []
             var empty = SaveChanges()
             empty.author = changes.author
             empty.contextName = changes.contextName
             empty.changedSlots = changes.changedSlots
-            func add(_ record: SaveRecord, _ keyPath: WritableKeyPath<SaveChanges, [SaveRecord]>) throws {
+            func group(of record: SaveRecord) throws -> Int {
                 guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
+                if let index = targets.firstIndex(where: { $0 === store }) { return index }
                 if store.isReadOnly {
                     throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
                 }
-                perStore[ObjectIdentifier(store), default: (store, empty)].1[keyPath: keyPath].append(record)
+                targets.append(store)
+                groups.append(empty)
+                return groups.count - 1
             }
-            for record in changes.inserted { try add(record, \.inserted) }
-            for record in changes.updated { try add(record, \.updated) }
-            for record in changes.deleted { try add(record, \.deleted) }
+            for record in changes.inserted {
+                let index = try group(of: record)
+                groups[index].inserted.append(record)
+            }
+            for record in changes.updated {
+                let index = try group(of: record)
+                groups[index].updated.append(record)
+            }
+            for record in changes.deleted {
+                let index = try group(of: record)
+                groups[index].deleted.append(record)
+            }
+            if targets.count == 1 { return try targets[0].save(groups[0]) }
             var mapping: PermanentIDs = [:]
-            for (store, storeChanges) in perStore.values {
+            for (store, storeChanges) in zip(targets, groups) {
                 mapping.merge(try store.save(storeChanges)) { _, new in new }
             }
             return mapping

@@ -18,4 +18,17 @@ enum ExistentialFastPath {
         guard type(of: value) == T.self, _isPOD(T.self), MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size else { return nil }
         return withUnsafeBytes(of: value) { $0.load(as: T.self) }
     }
+
+    /// The value as `T` when the optional holds exactly a `T` of a trivial inline type, read
+    /// without unwrapping (and so copying) the existential: an `Any` is three words of buffer
+    /// followed by its type metadata, which is null when the optional is nil.
+    @inline(__always)
+    static func load<T>(optional value: Any?, as _: T.Type) -> T? {
+        guard _isPOD(T.self), MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size else { return nil }
+        return withUnsafeBytes(of: value) { bytes in
+            let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
+            guard metadata == unsafeBitCast(T.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }
+            return bytes.load(as: T.self)
+        }
+    }
 }

@@ -38,9 +38,9 @@ import Testing
     static func runWorker(_ arguments: [String]) throws -> [String] {
         try #require(FileManager.default.isExecutableFile(atPath: ReliabilityTests.worker.path), "build the ReliabilityWorker helper (swift build) first")
         let run = try ReliabilityTests.Run(arguments)
-        run.process.waitUntilExit()
-        #expect(run.process.terminationStatus == 0, "the worker failed: \(run.lines)")
-        return run.lines
+        let lines = run.finish()
+        #expect(run.process.terminationStatus == 0, "the worker failed: \(lines)")
+        return lines
     }
 
     /// The batch numbers a store holds, read through the library with a fresh coordinator.

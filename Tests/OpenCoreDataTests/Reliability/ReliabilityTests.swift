@@ -13,13 +13,13 @@ import Testing
     /// Runs the worker; its standard output lines are collected as they come.
     final class Run: @unchecked Sendable {
         let process = Process()
+        private let output = Pipe()
         private let lock = NSLock()
         private var text = ""
 
         init(_ arguments: [String]) throws {
             process.executableURL = ReliabilityTests.worker
             process.arguments = arguments
-            let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             output.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -31,6 +31,16 @@ import Testing
         }
 
         var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
+
+        /// Waits for the worker to exit and returns every line it wrote (the output handler may
+        /// not have read the last of it yet when the process exits).
+        func finish() -> [String] {
+            process.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            if !rest.isEmpty { lock.withLock { text += String(decoding: rest, as: UTF8.self) } }
+            return lines
+        }
 
         /// The numbers the worker reported saved (complete lines only).
         var savedNumbers: [Int64] {
@@ -111,12 +121,12 @@ import Testing
         creator.kill()
         let seconds = ProcessInfo.processInfo.environment["OPENCOREDATA_CONCURRENT_SECONDS"] ?? "2"
         let runs = try ["a", "b"].map { try Run(["concurrent", url.path, seconds, "3", $0]) }
-        for run in runs { run.process.waitUntilExit() }
+        let outputs = runs.map { $0.finish() }
         var reported = 0
         var conflicts = 0
-        for run in runs {
+        for (run, lines) in zip(runs, outputs) {
             #expect(run.process.terminationStatus == 0)
-            let summary = try #require(run.lines.last { $0.hasPrefix("saved ") })
+            let summary = try #require(lines.last { $0.hasPrefix("saved ") })
             let fields = summary.split(separator: " ")
             #expect(fields.count == 6 && fields[3] == "0", "no error reaches the user (no SQLITE_BUSY, conflicts resolved by the policy): \(summary)")
             reported += Int(fields[1]) ?? 0

@@ -12,7 +12,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     /// One stored object.
     struct Record {
         var entity: NSEntityDescription
-        var values: ContiguousArray<Any?>
+        var values: SlotValues
         var version: Int64
         /// Members of to-many relationships by slot.
         var toMany: [Int: [NSManagedObjectID]]
@@ -73,7 +73,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
                 throw CoreDataError.make(.fileReadCorruptFile, "The binary store at \(url.path) has a malformed object.", url: url)
             }
             let stored = object["v"] as? [String: Any] ?? [:]
-            var values = ContiguousArray<Any?>(repeating: nil, count: entity.frozenProperties.count)
+            var values = SlotValues(layout: entity.slotLayout)
             var toMany: [Int: [NSManagedObjectID]] = [:]
             for property in entity.frozenProperties where !property.isTransient {
                 guard let raw = stored[property.name] else { continue }
@@ -288,7 +288,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
                 mapping[record.objectID.key] = objectID(for: record.entity, primaryKey: key)
             }
             let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping[$0.key] ?? $0 }
-            func translated(_ record: SaveRecord) -> (ContiguousArray<Any?>, [Int: [NSManagedObjectID]]) {
+            func translated(_ record: SaveRecord) -> (SlotValues, [Int: [NSManagedObjectID]]) {
                 var values = record.values
                 for index in values.indices { if let id = values[index] as? NSManagedObjectID { values[index] = permanent(id) } }
                 return (values, record.toMany.mapValues { $0.map(permanent) })

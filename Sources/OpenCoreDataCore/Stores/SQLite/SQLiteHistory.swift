@@ -96,7 +96,7 @@ final class SQLiteHistory {
 
     /// Records one object's change; `values` (the row as saved) gives a delete's tombstone.
     func recordChange(_ db: Database, transaction: Int64, type: NSPersistentHistoryChangeType, entity: NSEntityDescription,
-                      primaryKey: Int64, updatedSlots: [Int]? = nil, values: ContiguousArray<Any?>? = nil) throws {
+                      primaryKey: Int64, updatedSlots: [Int]? = nil, values: SlotValues? = nil) throws {
         guard let number = schema.mapping(for: entity)?.number else { return }
         var arguments: [DatabaseValue] = [
             Self.changeEntityNumber.databaseValue, type.rawValue.databaseValue, number.databaseValue, primaryKey.databaseValue,

@@ -296,8 +296,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func close() {
         remoteChangeWatcher?.stop()
         remoteChangeWatcher = nil
-        insertStatements = [:]
-        updateStatements = [:]
+        writePlans = [:]
+        lastWritePlan = nil
         try? database?.close()
         database = nil
         Self.removeEmptySideFiles(sideFilesCreatedByReading)
@@ -345,20 +345,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// How to decode rows of one entity from a select list.
     private struct RowPlan {
         let entity: NSEntityDescription
-        let slotCount: Int
-        /// One entry per stored property: its slot, its column in the select list and how to read it.
-        let columns: [ColumnPlan]
-        /// Whether the columns cover slots 0..<slotCount in order with plain attribute kinds.
-        let isDense: Bool
+        /// Columns of fixed-width attributes, read straight into their slots' words.
+        let wordColumns: [WordColumnPlan]
+        /// The other stored properties' columns.
+        let otherColumns: [ColumnPlan]
 
-        init(entity: NSEntityDescription, slotCount: Int, columns: [ColumnPlan]) {
+        init(entity: NSEntityDescription, columns: [ColumnPlan]) {
             self.entity = entity
-            self.slotCount = slotCount
-            self.columns = columns
-            self.isDense = columns.count == slotCount && columns.enumerated().allSatisfy { index, column in
-                column.slot == index && column.kind != .toOne && column.kind != .transformable
-            }
+            let layout = entity.slotLayout
+            wordColumns = columns.filter { layout.kinds[$0.slot] != .cell }.map { WordColumnPlan(slot: $0.slot, column: $0.column, kind: $0.kind) }
+            otherColumns = columns.filter { layout.kinds[$0.slot] == .cell }
         }
+    }
+
+    /// A column read as a raw slot word (no class references, so reading it costs no retain).
+    private struct WordColumnPlan {
+        let slot: Int
+        let column: Int32
+        let kind: SQLiteValueCoding.ColumnKind
     }
 
     private struct ColumnPlan {
@@ -397,7 +401,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 columns.append(ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property))
             }
-            plan.plans[mapping.number] = RowPlan(entity: member, slotCount: member.frozenProperties.count, columns: columns)
+            plan.plans[mapping.number] = RowPlan(entity: member, columns: columns)
         }
         selectPlans[ObjectIdentifier(entity)] = plan
         return plan
@@ -415,18 +419,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
-        if plan.isDense {
-            // Every slot is a plain attribute column, in slot order: initialize each slot once.
-            let values = ContiguousArray<Any?>(unsafeUninitializedCapacity: plan.slotCount) { buffer, count in
-                for column in plan.columns {
-                    (buffer.baseAddress! + column.slot).initialize(to: SQLiteValueCoding.read(statement, column.column, column.kind))
-                }
-                count = plan.slotCount
-            }
-            return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
+        var values = SlotValues(layout: plan.entity.slotLayout)
+        for column in plan.wordColumns {
+            if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { values.setWord(word, at: column.slot) }
         }
-        var values = ContiguousArray<Any?>(repeating: nil, count: plan.slotCount)
-        for column in plan.columns {
+        for column in plan.otherColumns {
             switch column.kind {
             case .toOne:
                 guard sqlite3_column_type(statement, column.column) != SQLITE_NULL,
@@ -671,6 +668,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // Permanent IDs, inside the transaction so a failed save leaves Z_PRIMARYKEY as it was.
             // Objects given permanent IDs earlier (obtainPermanentIDs) keep them.
             let needingKeys = changes.inserted.filter { $0.objectID.isTemporaryID }
+            mapping.reserveCapacity(needingKeys.count)
             for group in Dictionary(grouping: needingKeys, by: { ObjectIdentifier($0.entity) }).values {
                 let entity = group[0].entity
                 let keys = try allocate(db, entity: entity, count: group.count)
@@ -686,7 +684,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for record in changes.inserted { try insert(record, pk: (mapping[record.objectID.key] ?? record.objectID).primaryKey, db, primaryKey) }
             let conflicting = try changes.updated.filter { try !update(record: $0, db, primaryKey) }
             if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
-            for record in changes.inserted + changes.updated { try writeToMany(record, db, primaryKey) }
+            for record in changes.inserted { try writeToMany(record, db, primaryKey) }
+            for record in changes.updated { try writeToMany(record, db, primaryKey) }
             try bumpGeneration(db)
             if let history { try recordSave(changes, permanentIDs: mapping, history: history, db) }
         }
@@ -694,61 +693,64 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return mapping
     }
 
-    /// The prepared SQL and column order for writing one entity's rows.
-    private struct WritePlan {
+    /// The prepared SQL, statements and column order for writing one entity's rows.
+    private final class WritePlan {
+        let entity: NSEntityDescription
         let insertSQL: String
         let updateSQL: String
         let slots: [Int]
         let kinds: [SQLiteValueCoding.ColumnKind]
         let properties: [NSPropertyDescription]
         let entityNumber: Int64
+        /// Prepared once per entity (GRDB's own cache would hash the SQL text per row).
+        var insertStatement: Statement?
+        var updateStatement: Statement?
+
+        init(entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping) {
+            self.entity = entity
+            slots = mapping.columnsBySlot.keys.sorted()
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
+            let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
+            properties = slots.map { entity.frozenProperties[$0] }
+            insertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            updateSQL = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+            kinds = properties.map(SQLiteValueCoding.ColumnKind.init)
+            entityNumber = Int64(mapping.number)
+        }
+
+        func preparedInsert(_ db: Database) throws -> OpaquePointer {
+            if let insertStatement { return insertStatement.sqliteStatement }
+            let statement = try db.makeStatement(sql: insertSQL)
+            insertStatement = statement
+            return statement.sqliteStatement
+        }
+
+        func preparedUpdate(_ db: Database) throws -> OpaquePointer {
+            if let updateStatement { return updateStatement.sqliteStatement }
+            let statement = try db.makeStatement(sql: updateSQL)
+            updateStatement = statement
+            return statement.sqliteStatement
+        }
     }
 
     private var writePlans: [ObjectIdentifier: WritePlan] = [:]
+    /// The plan used last: a save writes runs of records of one entity.
+    private var lastWritePlan: WritePlan?
 
     private func writePlan(for entity: NSEntityDescription) -> WritePlan {
-        if let plan = writePlans[ObjectIdentifier(entity)] { return plan }
-        let mapping = schema.mapping(for: entity)!
-        let slots = mapping.columnsBySlot.keys.sorted()
-        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
-        let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
-        let properties = slots.map { entity.frozenProperties[$0] }
-        let plan = WritePlan(
-            insertSQL: "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))",
-            updateSQL: "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
-            slots: slots,
-            kinds: properties.map(SQLiteValueCoding.ColumnKind.init),
-            properties: properties,
-            entityNumber: Int64(mapping.number)
-        )
+        if let lastWritePlan, lastWritePlan.entity === entity { return lastWritePlan }
+        let plan = writePlans[ObjectIdentifier(entity)] ?? WritePlan(entity: entity, mapping: schema.mapping(for: entity)!)
         writePlans[ObjectIdentifier(entity)] = plan
+        lastWritePlan = plan
         return plan
     }
 
-    /// Prepared insert and update statements by entity (GRDB's own cache would hash the SQL text per row).
-    private var insertStatements: [ObjectIdentifier: Statement] = [:]
-    private var updateStatements: [ObjectIdentifier: Statement] = [:]
-
-    private func preparedInsert(for entity: NSEntityDescription, _ plan: WritePlan, _ db: Database) throws -> OpaquePointer {
-        if let statement = insertStatements[ObjectIdentifier(entity)] { return statement.sqliteStatement }
-        let statement = try db.makeStatement(sql: plan.insertSQL)
-        insertStatements[ObjectIdentifier(entity)] = statement
-        return statement.sqliteStatement
-    }
-
-    private func preparedUpdate(for entity: NSEntityDescription, _ plan: WritePlan, _ db: Database) throws -> OpaquePointer {
-        if let statement = updateStatements[ObjectIdentifier(entity)] { return statement.sqliteStatement }
-        let statement = try db.makeStatement(sql: plan.updateSQL)
-        updateStatements[ObjectIdentifier(entity)] = statement
-        return statement.sqliteStatement
-    }
-
-    /// Steps a bound statement once, resetting it afterwards; throws SQLite's error.
+    /// Steps a bound statement once, resetting it afterwards; throws SQLite's error. (Its
+    /// bindings stay: every use binds all parameters again.)
     private func run(_ handle: OpaquePointer, _ db: Database, sql: String) throws {
         if SQLDebugLog.enabled { SQLDebugLog.statement(sql, rows: 1, start: DispatchTime.now().uptimeNanoseconds, isFetch: false) }
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
         }
@@ -756,12 +758,12 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
         let plan = writePlan(for: record.entity)
-        let handle = try preparedInsert(for: record.entity, plan, db)
+        let handle = try plan.preparedInsert(db)
         sqlite3_bind_int64(handle, 1, pk)
         sqlite3_bind_int64(handle, 2, plan.entityNumber)
         sqlite3_bind_int64(handle, 3, 1)
         for index in plan.slots.indices {
-            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
         }
         try run(handle, db, sql: plan.insertSQL)
     }
@@ -770,9 +772,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// returns false, writing nothing, when the row changed or was deleted since.
     private func update(record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws -> Bool {
         let plan = writePlan(for: record.entity)
-        let handle = try preparedUpdate(for: record.entity, plan, db)
+        let handle = try plan.preparedUpdate(db)
         for index in plan.slots.indices {
-            SQLiteValueCoding.bind(record.values[plan.slots[index]], to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
+            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
         }
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)

@@ -72,6 +72,30 @@ enum SQLiteValueCoding {
         }
     }
 
+    /// Reads column `index` of the current row as the raw word `SlotValues` keeps for a
+    /// fixed-width attribute kind (the same value `read` gives); nil for NULL.
+    @inline(__always)
+    static func readWord(_ statement: OpaquePointer, _ index: Int32, _ kind: ColumnKind) -> UInt64? {
+        // NULL reads as zero, so only a zero needs its storage class checked.
+        switch kind {
+        case .int64, .int32, .int16, .bool:
+            let integer = sqlite3_column_int64(statement, index)
+            if integer == 0 && sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
+            switch kind {
+            case .int32: return UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: integer)))
+            case .int16: return UInt64(bitPattern: Int64(Int16(truncatingIfNeeded: integer)))
+            case .bool: return integer != 0 ? 1 : 0
+            default: return UInt64(bitPattern: integer)
+            }
+        case .double, .date, .float:
+            let double = sqlite3_column_double(statement, index)
+            if double == 0 && sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
+            return kind == .float ? UInt64(Float(double).bitPattern) : double.bitPattern
+        default:
+            preconditionFailure("Column kind \(kind) is not stored as a word")
+        }
+    }
+
     static func blobValue(_ statement: OpaquePointer, _ index: Int32) -> Data? {
         sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : blob(statement, index)
     }
@@ -80,6 +104,25 @@ enum SQLiteValueCoding {
         let count = Int(sqlite3_column_bytes(statement, index))
         guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return Data() }
         return Data(bytes: bytes, count: count)
+    }
+
+    /// Binds the value of a slot to a statement parameter; a value kept as a raw word is bound
+    /// without being boxed.
+    @inline(__always)
+    static func bind(slot: Int, of values: SlotValues, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
+        if let word = values.word(at: slot) {
+            switch kind {
+            case .int64, .int32, .int16, .bool:
+                sqlite3_bind_int64(handle, index, Int64(bitPattern: word))
+                return
+            case .double, .date:
+                sqlite3_bind_double(handle, index, Double(bitPattern: word))
+                return
+            default:
+                break
+            }
+        }
+        bind(values[slot], to: handle, at: index, kind: kind, property: property, primaryKeyOf: primaryKeyOf)
     }
 
     /// Binds a slot's value to a statement parameter, with the fast paths for canonical values.

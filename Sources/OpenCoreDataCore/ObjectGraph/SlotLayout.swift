@@ -1,0 +1,89 @@
+import Foundation
+
+/// How `SlotValues` stores each property slot of an entity: fixed-width attribute types as a raw
+/// 64-bit word, everything else (strings, data, relationships, …) as an `Any?` cell.
+///
+/// One layout per entity, made when the model freezes and shared by all its objects and rows.
+/// The storage of a row is one allocation of `wordCount` words: a word per slot, then the words
+/// per cell (an `Any?`, `cellWords` words), then a state byte per slot (nil, word present, or kept in the overflow).
+final class SlotLayout: @unchecked Sendable {
+    /// What a slot holds.
+    enum Kind: UInt8 {
+        /// An `Any?` cell (any value).
+        case cell
+        case int64, int32, int16, bool, double, float, date
+
+        /// The word kind for an attribute type, `.cell` for types not stored as a word.
+        init(_ type: NSAttributeType) {
+            switch type {
+            case .integer64AttributeType: self = .int64
+            case .integer32AttributeType: self = .int32
+            case .integer16AttributeType: self = .int16
+            case .booleanAttributeType: self = .bool
+            case .doubleAttributeType: self = .double
+            case .floatAttributeType: self = .float
+            case .dateAttributeType: self = .date
+            default: self = .cell
+            }
+        }
+    }
+
+    /// The kind of each slot.
+    let kinds: [Kind]
+    /// For each slot of kind `.cell`, its cell number; -1 for word slots.
+    let cellNumbers: [Int]
+    /// `kinds` and `cellNumbers` as memory the layout owns, which a row's storage reads without
+    /// retaining anything (the storage keeps its layout alive).
+    let kindTable: UnsafeMutablePointer<Kind>
+    let cellTable: UnsafeMutablePointer<Int>
+    /// The number of slots and of cells.
+    let count: Int
+    let cellCount: Int
+    /// Where the cells and the state bytes start, in words from the start of the storage.
+    let cellsOffset: Int
+    let statesOffset: Int
+    /// The size of one row's storage, in words.
+    let wordCount: Int
+
+    init(kinds: [Kind]) {
+        self.kinds = kinds
+        var numbers: [Int] = []
+        var cells = 0
+        for kind in kinds {
+            if kind == .cell {
+                numbers.append(cells)
+                cells += 1
+            } else {
+                numbers.append(-1)
+            }
+        }
+        cellNumbers = numbers
+        count = kinds.count
+        cellCount = cells
+        cellsOffset = kinds.count
+        statesOffset = kinds.count + Self.cellWords * cells
+        wordCount = statesOffset + (kinds.count + 7) / 8
+        kindTable = .allocate(capacity: max(kinds.count, 1))
+        kindTable.initialize(from: kinds, count: kinds.count)
+        cellTable = .allocate(capacity: max(kinds.count, 1))
+        cellTable.initialize(from: numbers, count: kinds.count)
+    }
+
+    deinit {
+        kindTable.deallocate()
+        cellTable.deallocate()
+    }
+
+    /// The layout of an entity's properties (frozen): attributes of fixed-width types as words.
+    convenience init(properties: [NSPropertyDescription]) {
+        self.init(kinds: properties.map { property in
+            (property as? NSAttributeDescription).map { Kind($0.attributeType) } ?? .cell
+        })
+    }
+
+    /// The words one `Any?` cell takes.
+    static let cellWords = (MemoryLayout<Any?>.stride + 7) / 8
+
+    /// The layout with no slots (a fault's storage before its row is loaded).
+    static let empty = SlotLayout(kinds: [])
+}

@@ -1,0 +1,251 @@
+import Foundation
+
+/// The values of one object or stored row, by property slot: a copy-on-write collection of `Any?`
+/// whose fixed-width attribute values (integers, booleans, floating-point numbers, dates) are kept
+/// as raw words instead of existential boxes, in a single allocation (see `SlotLayout`).
+///
+/// Reading a slot gives back exactly the value stored: a word slot holds a value of its attribute's
+/// canonical type (`Int64` for Integer 64, …); any other value set on it (which validation rejects
+/// at save) is kept as given in an overflow table. Copies share storage until one is written.
+struct SlotValues: RandomAccessCollection, MutableCollection {
+    private var storage: SlotStorage
+
+    /// No slots: the storage of a fault whose row is not loaded (shares one empty instance).
+    init() { storage = SlotStorage.empty }
+
+    /// Every slot of a layout nil.
+    init(layout: SlotLayout) { storage = SlotStorage.make(layout: layout) }
+
+    /// The layout the values are stored in.
+    var layout: SlotLayout { storage.layout }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { storage.count }
+
+    subscript(slot: Int) -> Any? {
+        @inline(__always) get { storage.value(at: slot) }
+        @inline(__always) set {
+            makeUnique()
+            storage.setValue(newValue, at: slot)
+        }
+    }
+
+    /// The raw word of a word slot holding a value of its canonical type; nil for nil, a cell slot
+    /// or a value kept in the overflow. The slot's `SlotLayout.Kind` says how to read it.
+    @inline(__always)
+    func word(at slot: Int) -> UInt64? { storage.word(at: slot) }
+
+    /// Stores a raw word in a word slot (how stores fill rows without boxing values).
+    @inline(__always)
+    mutating func setWord(_ word: UInt64, at slot: Int) {
+        makeUnique()
+        storage.setWord(word, at: slot)
+    }
+
+    /// Stores a value in a word slot when it is of the slot's canonical type (no boxing, no
+    /// conversion); returns false, changing nothing, for a cell slot or any other value.
+    @inline(__always)
+    mutating func setWordIfCanonical(_ value: Any?, at slot: Int) -> Bool {
+        let kind = storage.kind(at: slot)
+        guard kind != .cell, let word = SlotStorage.encode(value, kind) else { return false }
+        setWord(word, at: slot)
+        return true
+    }
+
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+}
+
+/// The storage behind `SlotValues`: a header and `layout.wordCount` words in one allocation.
+final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
+    struct Header {
+        /// The layout, kept alive by the storage; hot paths read the copies of its tables below.
+        let layout: SlotLayout
+        let count: Int
+        let kinds: UnsafePointer<SlotLayout.Kind>
+        let cellNumbers: UnsafePointer<Int>
+        /// Where the cells and the state bytes start, in bytes.
+        let cellsByteOffset: Int
+        let statesByteOffset: Int
+        /// Values of word slots that are not of the slot's canonical type, by slot.
+        var overflow: [Int: Any]?
+
+        init(layout: SlotLayout) {
+            self.layout = layout
+            count = layout.count
+            kinds = UnsafePointer(layout.kindTable)
+            cellNumbers = UnsafePointer(layout.cellTable)
+            cellsByteOffset = layout.cellsOffset * 8
+            statesByteOffset = layout.statesOffset * 8
+        }
+    }
+
+    /// State bytes of word slots.
+    private static let stateNil: UInt8 = 0
+    private static let stateWord: UInt8 = 1
+    private static let stateOverflow: UInt8 = 2
+
+    /// The storage with no slots; never written (a write copies it first).
+    nonisolated(unsafe) static let empty = make(layout: .empty)
+
+    /// New storage with every slot nil.
+    static func make(layout: SlotLayout) -> SlotStorage {
+        let storage = unsafeDowncast(create(minimumCapacity: layout.wordCount) { _ in Header(layout: layout) }, to: SlotStorage.self)
+        storage.withUnsafeMutablePointerToElements { words in
+            let raw = UnsafeMutableRawPointer(words)
+            // Words and state bytes zero (nil); cells nil.
+            raw.initializeMemory(as: UInt64.self, repeating: 0, count: layout.count)
+            (raw + layout.statesOffset * 8).initializeMemory(as: UInt8.self, repeating: stateNil, count: layout.count)
+            if layout.cellCount > 0 {
+                (raw + layout.cellsOffset * 8).bindMemory(to: Any?.self, capacity: layout.cellCount)
+                    .initialize(repeating: nil, count: layout.cellCount)
+            }
+        }
+        return storage
+    }
+
+    /// An independent copy (copy-on-write).
+    func copy() -> SlotStorage {
+        let layout = self.layout
+        let header = withUnsafeMutablePointerToHeader { $0.pointee }
+        let copy = unsafeDowncast(SlotStorage.create(minimumCapacity: layout.wordCount) { _ in header }, to: SlotStorage.self)
+        withUnsafeMutablePointerToElements { source in
+            copy.withUnsafeMutablePointerToElements { target in
+                let from = UnsafeMutableRawPointer(source)
+                let to = UnsafeMutableRawPointer(target)
+                to.copyMemory(from: from, byteCount: layout.count * 8)
+                (to + layout.statesOffset * 8).copyMemory(from: from + layout.statesOffset * 8, byteCount: layout.count)
+                if layout.cellCount > 0 {
+                    (to + layout.cellsOffset * 8).bindMemory(to: Any?.self, capacity: layout.cellCount)
+                        .initialize(from: (from + layout.cellsOffset * 8).assumingMemoryBound(to: Any?.self), count: layout.cellCount)
+                }
+            }
+        }
+        return copy
+    }
+
+    deinit {
+        withUnsafeMutablePointers { header, words in
+            let layout = header.pointee.layout
+            if layout.cellCount > 0 {
+                (UnsafeMutableRawPointer(words) + layout.cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: layout.cellCount)
+            }
+        }
+    }
+
+    /// The layout (read without an exclusivity check).
+    var layout: SlotLayout { withUnsafeMutablePointerToHeader { $0.pointee.layout } }
+    /// The number of slots.
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+    @inline(__always)
+    private static func cell(_ words: UnsafeMutablePointer<UInt64>, _ header: UnsafeMutablePointer<Header>, _ slot: Int) -> UnsafeMutablePointer<Any?> {
+        (UnsafeMutableRawPointer(words) + header.pointee.cellsByteOffset + MemoryLayout<Any?>.stride * header.pointee.cellNumbers[slot])
+            .assumingMemoryBound(to: Any?.self)
+    }
+
+    @inline(__always)
+    private static func state(_ words: UnsafeMutablePointer<UInt64>, _ header: UnsafeMutablePointer<Header>, _ slot: Int) -> UnsafeMutablePointer<UInt8> {
+        (UnsafeMutableRawPointer(words) + header.pointee.statesByteOffset + slot).assumingMemoryBound(to: UInt8.self)
+    }
+
+    @inline(__always)
+    func value(at slot: Int) -> Any? {
+        withUnsafeMutablePointers { header, words in
+            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            let kind = header.pointee.kinds[slot]
+            if kind == .cell { return Self.cell(words, header, slot).pointee }
+            switch Self.state(words, header, slot).pointee {
+            case Self.stateWord: return Self.decode(words[slot], kind)
+            case Self.stateOverflow: return header.pointee.overflow?[slot] ?? nil
+            default: return nil
+            }
+        }
+    }
+
+    @inline(__always)
+    func kind(at slot: Int) -> SlotLayout.Kind {
+        withUnsafeMutablePointerToHeader { header in
+            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            return header.pointee.kinds[slot]
+        }
+    }
+
+    @inline(__always)
+    func word(at slot: Int) -> UInt64? {
+        withUnsafeMutablePointers { header, words in
+            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            guard header.pointee.kinds[slot] != .cell, Self.state(words, header, slot).pointee == Self.stateWord else { return nil }
+            return words[slot]
+        }
+    }
+
+    @inline(__always)
+    func setWord(_ word: UInt64, at slot: Int) {
+        withUnsafeMutablePointers { header, words in
+            precondition(slot >= 0 && slot < header.pointee.count && header.pointee.kinds[slot] != .cell, "Not a word slot")
+            let state = Self.state(words, header, slot)
+            if state.pointee == Self.stateOverflow { header.pointee.overflow?[slot] = nil }
+            words[slot] = word
+            state.pointee = Self.stateWord
+        }
+    }
+
+    @inline(__always)
+    func setValue(_ value: Any?, at slot: Int) {
+        withUnsafeMutablePointers { header, words in
+            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            let kind = header.pointee.kinds[slot]
+            if kind == .cell {
+                Self.cell(words, header, slot).pointee = value
+                return
+            }
+            let state = Self.state(words, header, slot)
+            if state.pointee == Self.stateOverflow { header.pointee.overflow?[slot] = nil }
+            if let word = Self.encode(value, kind) {
+                words[slot] = word
+                state.pointee = Self.stateWord
+                return
+            }
+            guard let value else {
+                state.pointee = Self.stateNil
+                return
+            }
+            if header.pointee.overflow == nil { header.pointee.overflow = [:] }
+            header.pointee.overflow![slot] = value
+            state.pointee = Self.stateOverflow
+        }
+    }
+
+    /// The value a word holds for a slot kind.
+    @inline(__always)
+    static func decode(_ word: UInt64, _ kind: SlotLayout.Kind) -> Any {
+        switch kind {
+        case .int64: Int64(bitPattern: word)
+        case .int32: Int32(truncatingIfNeeded: Int64(bitPattern: word))
+        case .int16: Int16(truncatingIfNeeded: Int64(bitPattern: word))
+        case .bool: word != 0
+        case .double: Double(bitPattern: word)
+        case .float: Float(bitPattern: UInt32(truncatingIfNeeded: word))
+        case .date: Date(timeIntervalSinceReferenceDate: Double(bitPattern: word))
+        case .cell: preconditionFailure("A cell slot has no word")
+        }
+    }
+
+    /// The word for a value of the slot kind's canonical type; nil for any other value.
+    @inline(__always)
+    static func encode(_ value: Any?, _ kind: SlotLayout.Kind) -> UInt64? {
+        switch kind {
+        case .int64: ExistentialFastPath.load(optional: value, as: Int64.self).map { UInt64(bitPattern: $0) }
+        case .int32: ExistentialFastPath.load(optional: value, as: Int32.self).map { UInt64(bitPattern: Int64($0)) }
+        case .int16: ExistentialFastPath.load(optional: value, as: Int16.self).map { UInt64(bitPattern: Int64($0)) }
+        case .bool: ExistentialFastPath.load(optional: value, as: Bool.self).map { $0 ? 1 : 0 }
+        case .double: ExistentialFastPath.load(optional: value, as: Double.self).map(\.bitPattern)
+        case .float: ExistentialFastPath.load(optional: value, as: Float.self).map { UInt64($0.bitPattern) }
+        case .date: ExistentialFastPath.load(optional: value, as: Date.self).map(\.timeIntervalSinceReferenceDate.bitPattern)
+        case .cell: nil
+        }
+    }
+}

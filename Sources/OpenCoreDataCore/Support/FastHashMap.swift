@@ -1,0 +1,135 @@
+/// A key with a cheap hash for `FastHashMap`: equal keys must have equal `fastHash`es; the map
+/// scrambles the bits itself, so the hash only needs to differ between keys.
+protocol FastHashable: Equatable {
+    var fastHash: UInt64 { get }
+}
+
+/// A hash map for the object graph's hot identity tables (the context's registered objects, its
+/// change lists): open addressing with linear probing and backward-shift deletion, indexed by a
+/// multiplicative (Fibonacci) scramble of the key's `fastHash` instead of `Hasher`'s SipHash,
+/// which dominated inserting and fetching many objects.
+///
+/// The keys here are identities chosen by the program (object addresses, primary keys), not
+/// input an attacker controls, so a seeded hash buys nothing. Iteration order is unspecified.
+struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
+    private struct Entry {
+        let key: Key
+        var value: Value
+    }
+
+    private var entries: [Entry?] = []
+    /// `entries.count - 1`; the capacity is a power of two (or zero).
+    private var mask = -1
+    private var shift: UInt64 = 64
+    private(set) var count = 0
+
+    init() {}
+
+    init(dictionaryLiteral elements: (Key, Value)...) {
+        for (key, value) in elements { self[key] = value }
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The values, in unspecified order (a snapshot: the map may change while it is iterated).
+    var values: [Value] { entries.compactMap { $0?.value } }
+
+    /// Makes room for at least `capacity` entries without growing.
+    mutating func reserveCapacity(_ capacity: Int) {
+        if capacity * 4 > entries.count * 3 { resize(minimumCapacity: capacity) }
+    }
+
+    subscript(key: Key) -> Value? {
+        get {
+            guard let index = find(key) else { return nil }
+            return entries[index]!.value
+        }
+        set {
+            if let newValue {
+                insert(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+    }
+
+    /// Removes a key; returns the value it had.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard var hole = find(key) else { return nil }
+        let removed = entries[hole]!.value
+        entries[hole] = nil
+        count -= 1
+        // Backward-shift deletion: move later entries of the probe run into the hole, so that
+        // lookups never need tombstones.
+        var index = (hole + 1) & mask
+        while let entry = entries[index] {
+            let home = self.home(of: entry.key)
+            // The entry may move to the hole if the hole lies on its probe path (home…index).
+            if (index - home) & mask >= (index - hole) & mask {
+                entries[hole] = entry
+                entries[index] = nil
+                hole = index
+            }
+            index = (index + 1) & mask
+        }
+        return removed
+    }
+
+    @inline(__always)
+    private func home(of key: Key) -> Int {
+        Int(truncatingIfNeeded: (key.fastHash &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    }
+
+    @inline(__always)
+    private func find(_ key: Key) -> Int? {
+        guard count > 0 else { return nil }
+        var index = home(of: key)
+        while let entry = entries[index] {
+            if entry.key == key { return index }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// Adds a key with a value unless the key is present; returns whether it was added.
+    @discardableResult
+    mutating func insertIfAbsent(_ value: Value, forKey key: Key) -> Bool {
+        if find(key) != nil { return false }
+        addAbsent(value, forKey: key)
+        return true
+    }
+
+    private mutating func insert(_ value: Value, forKey key: Key) {
+        if let index = find(key) {
+            entries[index]!.value = value
+            return
+        }
+        addAbsent(value, forKey: key)
+    }
+
+    private mutating func addAbsent(_ value: Value, forKey key: Key) {
+        if (count + 1) * 4 > entries.count * 3 { resize(minimumCapacity: count + 1) }
+        var index = home(of: key)
+        while entries[index] != nil { index = (index + 1) & mask }
+        entries[index] = Entry(key: key, value: value)
+        count += 1
+    }
+
+    /// Rehashes into a table with a load factor of at most 3/4 for `minimumCapacity` entries
+    /// (and at least double the current size, so growth is amortized).
+    private mutating func resize(minimumCapacity: Int) {
+        var size = max(8, entries.count * 2)
+        while minimumCapacity * 4 > size * 3 { size *= 2 }
+        let old = entries
+        entries = Array(repeating: nil, count: size)
+        mask = size - 1
+        shift = UInt64(64 - size.trailingZeroBitCount)
+        count = 0
+        for case let entry? in old { addAbsent(entry.value, forKey: entry.key) }
+    }
+}
+
+extension ObjectIdentifier: FastHashable {
+    var fastHash: UInt64 { UInt64(UInt(bitPattern: self)) }
+}
