@@ -403,6 +403,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     let checksum: Int64
     switch mode {
     case "prepare": try prepareFetchStore(fetchURL, rows: rows); checksum = 0
+    case "prepare-query": try prepareQueryStore(directory.appendingPathComponent("query.sqlite"), rows: rows); checksum = 0
     case "query-raw": checksum = try queryRaw(directory.appendingPathComponent("query.sqlite"))
     case "query-ocd": checksum = try queryOpenCoreData(directory.appendingPathComponent("query.sqlite"))
     case "aggregate-raw": checksum = try aggregateRaw(directory.appendingPathComponent("query.sqlite"))

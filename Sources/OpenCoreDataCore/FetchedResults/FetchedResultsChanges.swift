@@ -74,8 +74,10 @@ struct FetchedResultsChanges {
             return position - low
         }
 
-        var survivors: [(row: TouchedRow, oldRank: Int, newRank: Int)] = []
-        for row in rows {
+        // Rows that were and are in the results, by their index in `rows`.
+        var survivors: [Int] = []
+        var stays: [Bool] = []
+        for (index, row) in rows.enumerated() {
             switch (row.old, row.new) {
             case let (old?, nil):
                 objects.append(ObjectChange(object: row.object, type: .delete, old: old.path, new: nil))
@@ -84,35 +86,38 @@ struct FetchedResultsChanges {
                 objects.append(ObjectChange(object: row.object, type: .insert, old: nil, new: new.path))
                 insertedPositions.append((new.position, row.object))
             case let (old?, new?):
-                survivors.append((row, rank(old.position, among: oldPositions), rank(new.position, among: newPositions)))
+                // A survivor stays in place when its section and its rank among the untouched rows hold…
+                let sameSection = sameSections ? old.section == new.section : oldSections[old.section] == newSections[new.section]
+                survivors.append(index)
+                stays.append(sameSection && rank(old.position, among: oldPositions) == rank(new.position, among: newPositions))
             default:
                 break
             }
         }
-
-        // A survivor stays in place when its section and rank hold, and its order among the
-        // survivors of the same rank holds too.
-        var moved = Set<ObjectIdentifier>()
-        var sameRank: [Int: [TouchedRow]] = [:]
-        for survivor in survivors {
-            let (old, new) = (survivor.row.old!, survivor.row.new!)
-            if oldSections[old.section] == newSections[new.section] && survivor.oldRank == survivor.newRank {
-                sameRank[survivor.newRank, default: []].append(survivor.row)
-            } else {
-                moved.insert(ObjectIdentifier(survivor.row.object))
+        // …and its order among the staying survivors of the same rank holds too (else all of them move).
+        let staying = survivors.indices.filter { stays[$0] }
+        if staying.count > 1 {
+            let byNew = staying.sorted { rows[survivors[$0]].new!.position < rows[survivors[$1]].new!.position }
+            var groupStart = 0
+            while groupStart < byNew.count {
+                let groupRank = rank(rows[survivors[byNew[groupStart]]].new!.position, among: newPositions)
+                var groupEnd = groupStart + 1
+                var inOrder = true
+                while groupEnd < byNew.count, rank(rows[survivors[byNew[groupEnd]]].new!.position, among: newPositions) == groupRank {
+                    if rows[survivors[byNew[groupEnd]]].old!.position < rows[survivors[byNew[groupEnd - 1]]].old!.position { inOrder = false }
+                    groupEnd += 1
+                }
+                if !inOrder { for member in byNew[groupStart..<groupEnd] { stays[member] = false } }
+                groupStart = groupEnd
             }
         }
-        for group in sameRank.values where group.count > 1 {
-            let byOld = group.sorted { $0.old!.position < $1.old!.position }.map { ObjectIdentifier($0.object) }
-            let byNew = group.sorted { $0.new!.position < $1.new!.position }.map { ObjectIdentifier($0.object) }
-            if byOld != byNew { moved.formUnion(byNew) }
-        }
 
-        for survivor in survivors.sorted(by: { $0.row.new!.position < $1.row.new!.position }) {
-            let row = survivor.row
+        let byNewPosition = survivors.indices.sorted { rows[survivors[$0]].new!.position < rows[survivors[$1]].new!.position }
+        for survivor in byNewPosition {
+            let row = rows[survivors[survivor]]
             let (old, new) = (row.old!, row.new!)
             if row.changed { changedSurvivors.append(row.object) }
-            if !moved.contains(ObjectIdentifier(row.object)) {
+            if stays[survivor] {
                 if row.changed { objects.append(ObjectChange(object: row.object, type: .update, old: old.path, new: new.path)) }
                 continue
             }

@@ -153,31 +153,15 @@ final class FetchedResultsIndex {
         return true
     }
 
-    /// Inserts a row in sort order, in the section of its name (a new section if needed); throws
-    /// when the name's section does not border the row's place.
-    func insert(_ key: Int64, values: [SortValue], sectionName: String) throws {
-        // The chunk: the first whose last row sorts after the new one (else the last).
-        var low = 0
-        var high = order.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            let chunk = chunks[Int(order[middle])]
-            if chunk.count == 0 || compare(values, key, toRow: chunk.count - 1, of: chunk) == .orderedAscending { high = middle } else { low = middle + 1 }
-        }
-        let slot = low
+    /// Inserts row `row` of `rows` (its key and sort values) in sort order, in the section of its
+    /// name (a new section if needed); throws when the name's section does not border its place.
+    func insert(row: Int, of rows: SortedRowsChunk, sectionName: String) throws {
+        let (slot, offset) = place(ofRow: row, of: rows)
         let id = Int(order[slot])
-        var lower = 0
-        var upper = chunks[id].count
-        while lower < upper {
-            let middle = (lower + upper) / 2
-            if compare(values, key, toRow: middle, of: chunks[id]) == .orderedAscending { upper = middle } else { lower = middle + 1 }
-        }
-        let offset = lower
         let position = chunkCounts.prefix(slot) + offset
         let section = try sectionForInsertion(at: position, named: sectionName)
-        chunks[id].keys.insert(key, at: offset)
-        for (column, value) in values.enumerated() { chunks[id].columns[column].insert(value, at: offset) }
-        locator[key] = Int32(id)
+        chunks[id].insert(row: row, of: rows, at: offset)
+        locator[rows.keys[row]] = Int32(id)
         chunkCounts.add(1, at: slot)
         sectionCounts.add(1, at: section)
         if chunks[id].count > 2 * Self.chunkSize { split(slot: slot) }
@@ -200,113 +184,66 @@ final class FetchedResultsIndex {
         locator[new] = id
     }
 
-    /// A row to place: its key, its sort values and its section name.
-    struct Entry {
-        let key: Int64
-        let values: [SortValue]
-        let sectionName: String
-    }
-
-    /// What a bulk update did: where the removed rows were and where the entries went.
+    /// What a bulk update did: where each removed row was (nil when its key was not in the
+    /// results) and where each entry went, in the order they were given.
     struct BulkUpdate {
-        var oldPlaces: [Int64: (position: Int, section: Int, row: Int)] = [:]
-        var newPositions: [Int64: Int] = [:]
+        var oldPlaces: [(position: Int, section: Int, row: Int)?] = []
+        var newPositions: [Int] = []
     }
 
-    /// Removes the rows of `removing` and places `entering`, rebuilding the index in a few linear
-    /// passes: cheaper than row-by-row updates when a change touches many rows. Throws (leaving the
-    /// index as it was) when an entry's section does not border its place.
-    func bulkUpdate(removing: [Int64], entering unsorted: [Entry]) throws -> BulkUpdate {
+    /// Removes the rows of `removing` and places `entering` in one pass over the chunks they
+    /// touch: each touched chunk is merged once (its removed rows dropped, its new rows put in
+    /// place), split when it grows past twice the chunk size, dropped when emptied; untouched
+    /// chunks are not copied and only moved keys are relocated. Cheaper than row-by-row updates
+    /// when a change touches many rows. Throws (leaving the index as it was) when an entry's
+    /// section does not border its place.
+    func bulkUpdate(removing: [Int64], entering: SortedRowsChunk, sectionNames enteringNames: [String]) throws -> BulkUpdate {
         var result = BulkUpdate()
-        // Touched keys: a flat mark for dense keys, a set for the rest.
-        let total = count
-        let denseLimit = Int64(total * 4 + 4096)
-        var marks = [Bool](repeating: false, count: Int(max(0, min(denseLimit, (removing.max() ?? -1) + 1))))
-        var others = Set<Int64>()
-        for key in removing where contains(key) {
-            if key >= 0 && key < marks.count { marks[Int(key)] = true } else { others.insert(key) }
+        // Where each chunk started before the change.
+        var chunkStarts = [Int](repeating: 0, count: order.count)
+        var running = 0
+        for slot in order.indices {
+            chunkStarts[slot] = running
+            running += chunks[Int(order[slot])].count
         }
-        // The rows that stay, flattened (copied in runs), and how many stay in each section.
-        var kept = SortedRowsChunk(kinds: kinds, capacity: total)
+        // The removed rows, by chunk slot and offset, in order.
+        let removed = locateRemovals(removing)
+        result.oldPlaces = [(position: Int, section: Int, row: Int)?](repeating: nil, count: removing.count)
         var keptPerSection = Array(sectionCounts.counts)
-        var position = 0
-        var section = 0
-        var sectionEnd = sectionNames.isEmpty ? 0 : sectionCounts.counts[0]
-        for id in order {
-            let chunk = chunks[Int(id)]
-            var runStart = 0
-            for (row, key) in chunk.keys.enumerated() {
-                let touched = key >= 0 && key < marks.count ? marks[Int(key)] : (!others.isEmpty && others.contains(key))
-                guard touched else { continue }
-                kept.append(contentsOf: chunk, range: runStart..<row)
-                runStart = row + 1
-                let at = position + row
-                while at >= sectionEnd && section < sectionNames.count - 1 {
-                    section += 1
-                    sectionEnd += sectionCounts.counts[section]
-                }
-                keptPerSection[section] -= 1
-                result.oldPlaces[key] = (at, section, at - (sectionEnd - sectionCounts.counts[section]))
+        for row in removed {
+            let position = chunkStarts[row.slot] + row.offset
+            let section = sectionCounts.index(containing: position)
+            keptPerSection[section] -= 1
+            result.oldPlaces[row.input] = (position, section, position - sectionCounts.prefix(section))
+        }
+        // Each entry's place among the old rows (its slot and the offset of the first row that
+        // sorts after it), then the entries in order; entries with one place are compared.
+        var places: [(slot: Int32, offset: Int32)] = []
+        places.reserveCapacity(entering.count)
+        for row in 0..<entering.count {
+            let (slot, offset) = place(ofRow: row, of: entering)
+            places.append((Int32(slot), Int32(offset)))
+        }
+        // Sorted by place (packed in one integer), then each run of one place by comparing rows.
+        let packed = places.map { Int64($0.slot) << 32 | Int64($0.offset) }
+        var sequence = Array(0..<entering.count)
+        sequence.sort { packed[$0] < packed[$1] }
+        var tieStart = 0
+        while tieStart < sequence.count {
+            var tieEnd = tieStart + 1
+            while tieEnd < sequence.count && packed[sequence[tieEnd]] == packed[sequence[tieStart]] { tieEnd += 1 }
+            if tieEnd - tieStart > 1 {
+                let comparator = RowComparator(descriptors: descriptors, ascending: ascending)
+                sequence[tieStart..<tieEnd].sort { comparator.compare(row: $0, of: entering, toRow: $1, of: entering) == .orderedAscending }
             }
-            kept.append(contentsOf: chunk, range: runStart..<chunk.count)
-            position += chunk.count
+            tieStart = tieEnd
         }
-        // Each entry's place among the kept rows (a binary search each), then the entries in that
-        // order; entries with the same place are compared with each other.
-        var places: [Int] = []
-        places.reserveCapacity(unsorted.count)
-        for entry in unsorted {
-            var low = 0
-            var high = kept.count
-            while low < high {
-                let middle = (low + high) / 2
-                if compare(entry.values, entry.key, toRow: middle, of: kept) == .orderedAscending { high = middle } else { low = middle + 1 }
-            }
-            places.append(low)
-        }
-        let sequence = unsorted.indices.sorted { a, b in
-            if places[a] != places[b] { return places[a] < places[b] }
-            return compare(unsorted[a].values, unsorted[a].key, to: unsorted[b].values, unsorted[b].key) == .orderedAscending
-        }
-        let entries = sequence.map { unsorted[$0] }
-        let offsets = sequence.map { places[$0] }
-        // Section numbers for the entries: existing ones, then new names.
+        // Section numbers for the entries (existing ones, then new names), and the new section
+        // runs: the kept rows' sections with the entries between them; a section that comes back
+        // after another is out of order. Only the runs are walked, never the rows.
         var numbers = sectionByName
         var names = sectionNames
-        let entrySections = entries.map { entry -> Int in
-            if let known = numbers[entry.sectionName] { return known }
-            names.append(entry.sectionName)
-            numbers[entry.sectionName] = names.count - 1
-            return names.count - 1
-        }
-        // The new order as segments (kept runs split at section ends, and entries), into chunks and
-        // section runs; a section that comes back after another is out of order.
-        var rows = SortedRows()
-        var chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
-        var runs: [(number: Int, count: Int)] = []
-        var finished = Set<Int>()
-        func addRun(_ number: Int, _ count: Int) throws {
-            guard count > 0 else { return }
-            if runs.last?.number == number {
-                runs[runs.count - 1].count += count
-                return
-            }
-            if let last = runs.last { finished.insert(last.number) }
-            guard !finished.contains(number) else { throw OutOfOrder(position: 0, name: names[number]) }
-            runs.append((number, count))
-        }
-        func copyKept(_ range: Range<Int>) {
-            var start = range.lowerBound
-            while start < range.upperBound {
-                if chunk.count == Self.chunkSize {
-                    rows.chunks.append(chunk)
-                    chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
-                }
-                let end = min(range.upperBound, start + Self.chunkSize - chunk.count)
-                chunk.append(contentsOf: kept, range: start..<end)
-                start = end
-            }
-        }
+        var runs = SectionRunBuilder()
         var keptSection = 0
         var keptSectionLeft = keptPerSection.first ?? 0
         func addKeptRuns(_ count: Int) throws {
@@ -317,57 +254,201 @@ final class FetchedResultsIndex {
                     keptSectionLeft = keptPerSection[keptSection]
                 }
                 let take = min(left, keptSectionLeft)
-                try addRun(keptSection, take)
+                try runs.add(keptSection, take, names: names)
                 keptSectionLeft -= take
                 left -= take
             }
         }
+        result.newPositions = [Int](repeating: 0, count: entering.count)
         var keptDone = 0
-        for (index, entry) in entries.enumerated() {
-            let offset = offsets[index]
-            try addKeptRuns(offset - keptDone)
-            copyKept(keptDone..<offset)
-            keptDone = offset
-            try addRun(entrySections[index], 1)
-            if chunk.count == Self.chunkSize {
-                rows.chunks.append(chunk)
-                chunk = SortedRowsChunk(kinds: kinds, capacity: Self.chunkSize)
+        var removedBefore = 0
+        for (rank, input) in sequence.enumerated() {
+            let (slot, offset) = (Int(places[input].slot), Int(places[input].offset))
+            let oldPosition = chunkStarts[slot] + offset
+            while removedBefore < removed.count && chunkStarts[removed[removedBefore].slot] + removed[removedBefore].offset < oldPosition { removedBefore += 1 }
+            let keptRank = oldPosition - removedBefore
+            try addKeptRuns(keptRank - keptDone)
+            keptDone = keptRank
+            let name = enteringNames[input]
+            let number: Int
+            if let known = numbers[name] {
+                number = known
+            } else {
+                names.append(name)
+                number = names.count - 1
+                numbers[name] = number
             }
-            result.newPositions[entry.key] = keptDone + index
-            chunk.keys.append(entry.key)
-            for (column, value) in entry.values.enumerated() { chunk.columns[column].append(value) }
+            try runs.add(number, 1, names: names)
+            result.newPositions[input] = keptRank + rank
         }
-        try addKeptRuns(kept.count - keptDone)
-        copyKept(keptDone..<kept.count)
-        if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
-        rows.sections = runs.map { (names[$0.number], $0.count) }
-        load(rows)
+        try addKeptRuns(running - removed.count - keptDone)
+
+        // Nothing is changed before this point. The touched chunks, each merged once, in order.
+        for row in removed { locator[chunks[Int(order[row.slot])].keys[row.offset]] = nil }
+        var newOrder: [Int32] = []
+        newOrder.reserveCapacity(order.count + entering.count / Self.chunkSize + 1)
+        var nextRemoved = 0
+        var nextEntry = 0
+        var segments: [SortedRowsChunk.Segment] = []
+        for slot in order.indices {
+            let id = order[slot]
+            let removedStart = nextRemoved
+            while nextRemoved < removed.count && removed[nextRemoved].slot == slot { nextRemoved += 1 }
+            let entryStart = nextEntry
+            while nextEntry < sequence.count && Int(places[sequence[nextEntry]].slot) == slot { nextEntry += 1 }
+            guard removedStart < nextRemoved || entryStart < nextEntry else {
+                newOrder.append(id)
+                continue
+            }
+            // The chunk's kept runs and its entering rows, in order, then copied in one pass.
+            let old = chunks[Int(id)]
+            segments.removeAll(keepingCapacity: true)
+            var runStart = 0
+            var removal = removedStart
+            func keep(upTo end: Int) {
+                if end > runStart { segments.append(SortedRowsChunk.Segment(fromSecond: false, range: runStart..<end)) }
+            }
+            for index in entryStart..<nextEntry {
+                let input = sequence[index]
+                let offset = Int(places[input].offset)
+                while removal < nextRemoved && removed[removal].offset < offset {
+                    keep(upTo: removed[removal].offset)
+                    runStart = removed[removal].offset + 1
+                    removal += 1
+                }
+                keep(upTo: offset)
+                runStart = max(runStart, offset)
+                segments.append(SortedRowsChunk.Segment(fromSecond: true, range: input..<(input + 1)))
+                locator[entering.keys[input]] = id
+            }
+            while removal < nextRemoved {
+                keep(upTo: removed[removal].offset)
+                runStart = removed[removal].offset + 1
+                removal += 1
+            }
+            keep(upTo: old.count)
+            var merged = SortedRowsChunk(kinds: kinds, segments: segments, of: old, entering)
+            if merged.count == 0 {
+                freeChunks.append(id)
+                chunks[Int(id)] = SortedRowsChunk(kinds: kinds, capacity: 0)
+                continue
+            }
+            // A chunk past twice the chunk size is cut into pieces of about the chunk size.
+            let pieces = merged.count > 2 * Self.chunkSize ? merged.count / Self.chunkSize : 1
+            var tails: [SortedRowsChunk] = []
+            for piece in stride(from: pieces - 1, to: 0, by: -1) {
+                tails.append(merged.split(at: merged.count * piece / pieces))
+            }
+            chunks[Int(id)] = merged
+            newOrder.append(id)
+            for tail in tails.reversed() {
+                let tailID = store(tail)
+                for key in tail.keys { locator[key] = tailID }
+                newOrder.append(tailID)
+            }
+        }
+        if newOrder.isEmpty {
+            // Every row left: keep one empty chunk.
+            let id = freeChunks.popLast() ?? order[0]
+            chunks[Int(id)] = SortedRowsChunk(kinds: kinds, capacity: 0)
+            newOrder = [id]
+        }
+        order = newOrder
+        rebuildChunkOrder()
+        let newNames = runs.runs.map { names[$0.number] }
+        if newNames != sectionNames {
+            sectionNames = newNames
+            rebuildSectionNames()
+        }
+        sectionCounts = FenwickTree(counts: runs.runs.map(\.count))
         return result
     }
 
+    /// The removed rows that are in the results: their slot and offset (in order) and their index
+    /// in `keys`. A chunk with a few of them is searched for each; one with many is scanned once.
+    private func locateRemovals(_ keys: [Int64]) -> [(slot: Int, offset: Int, input: Int)] {
+        var bySlot: [(slot: Int, input: Int)] = []
+        bySlot.reserveCapacity(keys.count)
+        for (input, key) in keys.enumerated() {
+            guard let id = locator[key] else { continue }
+            bySlot.append((Int(orderPosition[Int(id)]), input))
+        }
+        bySlot.sort { $0.slot < $1.slot }
+        var result: [(slot: Int, offset: Int, input: Int)] = []
+        result.reserveCapacity(bySlot.count)
+        var found: [(offset: Int, input: Int)] = []
+        var start = 0
+        while start < bySlot.count {
+            let slot = bySlot[start].slot
+            var end = start + 1
+            while end < bySlot.count && bySlot[end].slot == slot { end += 1 }
+            let chunkKeys = chunks[Int(order[slot])].keys
+            found.removeAll(keepingCapacity: true)
+            if end - start <= 16 {
+                for item in bySlot[start..<end] {
+                    if let offset = chunkKeys.firstIndex(of: keys[item.input]) { found.append((offset, item.input)) }
+                }
+                found.sort { $0.offset < $1.offset }
+            } else {
+                // Many: the chunk's keys are looked up among the group's, sorted.
+                let group = bySlot[start..<end].map { (key: keys[$0.input], input: $0.input) }.sorted { $0.key < $1.key }
+                for (offset, key) in chunkKeys.enumerated() {
+                    var low = 0
+                    var high = group.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if group[middle].key < key { low = middle + 1 } else { high = middle }
+                    }
+                    if low < group.count && group[low].key == key { found.append((offset, group[low].input)) }
+                }
+            }
+            var previous = -1
+            for item in found where item.offset != previous {
+                previous = item.offset
+                result.append((slot, item.offset, item.input))
+            }
+            start = end
+        }
+        return result
+    }
+
+    /// Where row `row` of `rows` goes among the rows: the slot of the first chunk whose last row
+    /// sorts after it (else the last), and the offset of the first row there that sorts after it.
+    private func place(ofRow row: Int, of rows: borrowing SortedRowsChunk) -> (slot: Int, offset: Int) {
+        // Properties read once into locals (each read of a class's array property costs reference
+        // counting), chunks borrowed through a buffer pointer, not copied.
+        let order = self.order
+        let comparator = RowComparator(descriptors: descriptors, ascending: ascending)
+        return chunks.withUnsafeBufferPointer { chunks in
+            var low = 0
+            var high = order.count - 1
+            while low < high {
+                let middle = (low + high) / 2
+                let id = Int(order[middle])
+                if comparator.compare(row: row, of: rows, toRow: chunks[id].count - 1, of: chunks[id]) == .orderedAscending { high = middle } else { low = middle + 1 }
+            }
+            let id = Int(order[low])
+            var lower = 0
+            var upper = chunks[id].count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if comparator.compare(row: row, of: rows, toRow: middle, of: chunks[id]) == .orderedAscending { upper = middle } else { lower = middle + 1 }
+            }
+            return (low, lower)
+        }
+    }
+
+    /// Puts a chunk in a free slot of `chunks` (or a new one) and returns its id.
+    private func store(_ chunk: SortedRowsChunk) -> Int32 {
+        if let free = freeChunks.popLast() {
+            chunks[Int(free)] = chunk
+            return free
+        }
+        chunks.append(chunk)
+        return Int32(chunks.count - 1)
+    }
+
     // MARK: Internals
-
-    /// Compares two rows given by values and key.
-    @inline(__always)
-    private func compare(_ values: [SortValue], _ key: Int64, to otherValues: [SortValue], _ otherKey: Int64) -> ComparisonResult {
-        for (column, descriptor) in descriptors.enumerated() {
-            let result = SortValue.compare(values[column], otherValues[column], by: descriptor)
-            if result != .orderedSame { return result }
-        }
-        let (a, b) = (SortedRows.tieRank(key), SortedRows.tieRank(otherKey))
-        return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
-    }
-
-    /// Compares a new row (values and key) with a row of a chunk.
-    @inline(__always)
-    private func compare(_ values: [SortValue], _ key: Int64, toRow row: Int, of chunk: borrowing SortedRowsChunk) -> ComparisonResult {
-        for column in 0..<ascending.count {
-            let result = chunk.columns[column].compare(values[column], toRow: row, by: descriptors[column], ascending: ascending[column])
-            if result != .orderedSame { return result }
-        }
-        let (a, b) = (SortedRows.tieRank(key), SortedRows.tieRank(chunk.keys[row]))
-        return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
-    }
 
     /// The section a row at `position` named `name` joins, inserting a new one at a boundary.
     private func sectionForInsertion(at position: Int, named name: String) throws -> Int {
@@ -396,14 +477,7 @@ final class FetchedResultsIndex {
     private func split(slot: Int) {
         let id = Int(order[slot])
         let tail = chunks[id].split(at: chunks[id].count / 2)
-        let newID: Int32
-        if let free = freeChunks.popLast() {
-            newID = free
-            chunks[Int(free)] = tail
-        } else {
-            newID = Int32(chunks.count)
-            chunks.append(tail)
-        }
+        let newID = store(tail)
         for key in tail.keys { locator[key] = newID }
         order.insert(newID, at: slot + 1)
         rebuildChunkOrder()
@@ -417,6 +491,48 @@ final class FetchedResultsIndex {
 
     private func rebuildSectionNames() {
         sectionByName = Dictionary(sectionNames.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// Compares rows of chunks by the sort descriptors, then by key.
+private struct RowComparator {
+    let descriptors: [NSSortDescriptor]
+    let ascending: [Bool]
+
+    /// Compares row `row` of `rows` with row `otherRow` of `other`: sort values, then keys.
+    @inline(__always)
+    func compare(row: Int, of rows: borrowing SortedRowsChunk, toRow otherRow: Int, of other: borrowing SortedRowsChunk) -> ComparisonResult {
+        let result = rows.columns.withUnsafeBufferPointer { columns in
+            other.columns.withUnsafeBufferPointer { otherColumns in
+                for column in 0..<ascending.count {
+                    let result = columns[column].compare(row: row, toRow: otherRow, of: otherColumns[column], by: descriptors[column], ascending: ascending[column])
+                    if result != .orderedSame { return result }
+                }
+                return ComparisonResult.orderedSame
+            }
+        }
+        if result != .orderedSame { return result }
+        let (a, b) = (SortedRows.tieRank(rows.keys[row]), SortedRows.tieRank(other.keys[otherRow]))
+        return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+    }
+}
+
+/// Section runs built from section numbers in row order: consecutive rows of one section form a
+/// run; a section that comes back after another is out of order.
+private struct SectionRunBuilder {
+    private(set) var runs: [(number: Int, count: Int)] = []
+    private var finished = Set<Int>()
+
+    /// Adds `count` rows of section `number` (`names` names the sections, for the error).
+    mutating func add(_ number: Int, _ count: Int, names: [String]) throws {
+        guard count > 0 else { return }
+        if runs.last?.number == number {
+            runs[runs.count - 1].count += count
+            return
+        }
+        if let last = runs.last { finished.insert(last.number) }
+        guard !finished.contains(number) else { throw FetchedResultsIndex.OutOfOrder(position: 0, name: names[number]) }
+        runs.append((number, count))
     }
 }
 

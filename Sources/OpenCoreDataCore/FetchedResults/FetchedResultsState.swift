@@ -125,8 +125,7 @@ final class FetchedResultsState {
         var sections = SectionRuns()
         for (position, object) in objects.enumerated() {
             chunk.keys.append(key(of: object))
-            let (values, name) = reader.read(object)
-            for (column, value) in values.enumerated() { chunk.columns[column].append(value) }
+            let name = reader.read(object, into: &chunk)
             try sections.append(name, row: position)
             if chunk.count == FetchedResultsIndex.chunkSize {
                 rows.chunks.append(chunk)
@@ -384,15 +383,22 @@ final class FetchedResultsState {
         func objects(_ key: String) -> [NSManagedObject] {
             ((info[key] as? Set<NSManagedObject>) ?? []).filter(belongs)
         }
-        let deleted = objects(NSDeletedObjectsKey) + objects(NSInvalidatedObjectsKey)
-        let gone = Set(deleted.map { ObjectIdentifier($0) })
-        var changed: [NSManagedObject] = []
-        var seen = gone
+        // Each object once, deleted ones only as deleted (a set's members are distinct: a lone
+        // set needs no check).
+        let deletedSets = [objects(NSDeletedObjectsKey), objects(NSInvalidatedObjectsKey)].filter { !$0.isEmpty }
         // Beyond Apple: objects whose related objects (read by the predicate, a sort key or the
         // section key path through a to-one relationship) changed are re-judged too.
-        for object in objects(NSInsertedObjectsKey) + objects(NSUpdatedObjectsKey) + objects(NSRefreshedObjectsKey) + relatedObjectsAffected(by: info).filter(belongs)
-        where seen.insert(ObjectIdentifier(object)).inserted {
-            changed.append(object)
+        let related = relatedObjectsAffected(by: info).filter(belongs)
+        let changedSets = [objects(NSInsertedObjectsKey), objects(NSUpdatedObjectsKey), objects(NSRefreshedObjectsKey), related].filter { !$0.isEmpty }
+        var deleted: [NSManagedObject] = []
+        var changed: [NSManagedObject] = []
+        if related.isEmpty && deletedSets.count + changedSets.count == 1 {
+            deleted = deletedSets.first ?? []
+            changed = changedSets.first ?? []
+        } else {
+            var seen = Set<ObjectIdentifier>()
+            for object in deletedSets.joined() where seen.insert(ObjectIdentifier(object)).inserted { deleted.append(object) }
+            for object in changedSets.joined() where seen.insert(ObjectIdentifier(object)).inserted { changed.append(object) }
         }
         guard !deleted.isEmpty || !changed.isEmpty else { return }
         refreshTemporaryKeys()
@@ -421,74 +427,69 @@ final class FetchedResultsState {
     /// Applies deletions and changes to the index in place; nil when a changed object's section
     /// does not border its place (the sort does not group the sections).
     private func apply(deleted: [NSManagedObject], changed: [NSManagedObject], to index: FetchedResultsIndex) -> [FetchedResultsChanges.TouchedRow]? {
-        // Changed objects that belong in the results, with their sort values and section names.
+        // Each touched object's row in the results (nil when it has none), by its place in `touched`.
         let touched = deleted + changed
-        var oldKeys: [ObjectIdentifier: Int64] = [:]
-        var currentKeys: [ObjectIdentifier: Int64] = [:]
-        for object in touched {
-            let identity = ObjectIdentifier(object)
-            if let temporary = temporaryKeys[identity], index.contains(temporary) {
-                oldKeys[identity] = temporary
+        var oldKeys = [Int64?](repeating: nil, count: touched.count)
+        var currentKeys = [Int64?](repeating: nil, count: touched.count)
+        for (item, object) in touched.enumerated() {
+            if !temporaryKeys.isEmpty, let temporary = temporaryKeys[ObjectIdentifier(object)], index.contains(temporary) {
+                oldKeys[item] = temporary
             } else if !object.objectID.isTemporaryID {
                 let key = key(of: object)
-                currentKeys[identity] = key
-                if index.contains(key) { oldKeys[identity] = key }
+                currentKeys[item] = key
+                if index.contains(key) { oldKeys[item] = key }
             }
         }
-        var entering: [(object: NSManagedObject, entry: FetchedResultsIndex.Entry)] = []
+        // The changed objects that belong in the results: their rows (keys and sort values, in
+        // columns), section names, and places in `touched`.
+        var entering = SortedRowsChunk(kinds: index.kinds, capacity: changed.count)
+        var enteringNames: [String] = []
+        var enteringItems: [Int] = []
         let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: index.kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
-        for object in changed where !object.isDeleted && object.managedObjectContext === context {
+        for (offset, object) in changed.enumerated() where !object.isDeleted && object.managedObjectContext === context {
             guard request.predicate?.evaluate(with: object) ?? true else { continue }
-            let (values, name) = reader.read(object)
-            let key = currentKeys[ObjectIdentifier(object)] ?? key(of: object)
-            entering.append((object, FetchedResultsIndex.Entry(key: key, values: values, sectionName: name)))
+            let item = deleted.count + offset
+            entering.keys.append(currentKeys[item] ?? key(of: object))
+            enteringNames.append(reader.read(object, into: &entering))
+            enteringItems.append(item)
         }
-        var rows: [FetchedResultsChanges.TouchedRow] = []
+        var old = [FetchedResultsChanges.Place?](repeating: nil, count: touched.count)
+        var new = [FetchedResultsChanges.Place?](repeating: nil, count: touched.count)
+        let removedItems = touched.indices.filter { oldKeys[$0] != nil }
         if touched.count > bulkThreshold {
-            // Many rows: a few linear passes beat row-by-row updates.
-            guard let update = try? index.bulkUpdate(removing: Array(oldKeys.values), entering: entering.map(\.entry)) else { return nil }
-            func oldPlace(_ object: NSManagedObject) -> FetchedResultsChanges.Place? {
-                oldKeys[ObjectIdentifier(object)].flatMap { update.oldPlaces[$0] }.map { FetchedResultsChanges.Place(position: $0.position, section: $0.section, row: $0.row) }
+            // Many rows: one merge pass over the chunks they touch beats row-by-row updates.
+            guard let update = try? index.bulkUpdate(removing: removedItems.map { oldKeys[$0]! }, entering: entering, sectionNames: enteringNames) else { return nil }
+            for (removal, item) in removedItems.enumerated() {
+                old[item] = update.oldPlaces[removal].map { FetchedResultsChanges.Place(position: $0.position, section: $0.section, row: $0.row) }
             }
-            var placed = Set<ObjectIdentifier>()
-            for (object, entry) in entering {
-                guard let position = update.newPositions[entry.key] else { continue }
-                placed.insert(ObjectIdentifier(object))
-                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: oldPlace(object),
-                                                             new: place(at: position, in: index), changed: true))
-            }
-            for object in touched where !placed.contains(ObjectIdentifier(object)) {
-                guard let was = oldPlace(object) else { continue }
-                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was, new: nil, changed: true))
-            }
+            for (row, item) in enteringItems.enumerated() { new[item] = place(at: update.newPositions[row], in: index) }
         } else {
             // Where touched rows were, before anything moves.
-            var old: [ObjectIdentifier: FetchedResultsChanges.Place] = [:]
-            for (identity, key) in oldKeys {
-                guard let position = index.position(of: key) else { continue }
-                old[identity] = place(at: position, in: index)
+            for item in removedItems {
+                old[item] = index.position(of: oldKeys[item]!).map { place(at: $0, in: index) }
             }
-            for key in oldKeys.values { index.remove(key) }
+            for item in removedItems { index.remove(oldKeys[item]!) }
             // Sections left empty go now: a row whose name matches one joins it again as a new
             // section (same name, so not reported), and empty sections never sit ambiguously at a boundary.
             index.removeEmptySections()
             do {
-                for (_, entry) in entering { try index.insert(entry.key, values: entry.values, sectionName: entry.sectionName) }
+                for row in 0..<entering.count { try index.insert(row: row, of: entering, sectionName: enteringNames[row]) }
             } catch {
                 return nil
             }
             index.removeEmptySections()
-            var placed = Set<ObjectIdentifier>()
-            for (object, entry) in entering {
-                guard let position = index.position(of: entry.key) else { continue }
-                placed.insert(ObjectIdentifier(object))
-                let new = place(at: position, in: index)
-                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: old[ObjectIdentifier(object)], new: new, changed: true))
+            for (row, item) in enteringItems.enumerated() {
+                new[item] = index.position(of: entering.keys[row]).map { place(at: $0, in: index) }
             }
-            for object in touched where !placed.contains(ObjectIdentifier(object)) {
-                guard let was = old[ObjectIdentifier(object)] else { continue }
-                rows.append(FetchedResultsChanges.TouchedRow(object: object, old: was, new: nil, changed: true))
-            }
+        }
+        // The rows that are in the results now, then those that left.
+        var rows: [FetchedResultsChanges.TouchedRow] = []
+        rows.reserveCapacity(touched.count)
+        for item in enteringItems where new[item] != nil {
+            rows.append(FetchedResultsChanges.TouchedRow(object: touched[item], old: old[item], new: new[item], changed: true))
+        }
+        for item in touched.indices where new[item] == nil && old[item] != nil {
+            rows.append(FetchedResultsChanges.TouchedRow(object: touched[item], old: old[item], new: nil, changed: true))
         }
         objectsCacheIsStale = true
         sectionsCache = nil

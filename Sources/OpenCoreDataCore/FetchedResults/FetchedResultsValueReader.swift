@@ -9,6 +9,10 @@ struct FetchedResultsValueReader {
     /// For each descriptor, the key when it names one property (read with `value(forKey:)`,
     /// without walking a key path).
     private let singleKeys: [String?]
+    /// The entity the slots belong to, and for each descriptor the slot of its attribute when it
+    /// names one (read straight from an object of that entity, without a lookup by name).
+    private let entity: NSEntityDescription?
+    private let attributeSlots: [Int?]
     /// Whether the section name is the first sort value printed (the section key path is the
     /// first sort key and an integer or string attribute), so it needs no second read.
     private let sectionIsFirstSortValue: Bool
@@ -21,6 +25,11 @@ struct FetchedResultsValueReader {
             guard let key = descriptor.key, !key.contains("."), !key.hasPrefix("@"), let entity, entity.frozenPropertiesByName[key] != nil else { return nil }
             return key
         }
+        self.entity = entity
+        attributeSlots = singleKeys.map { key in
+            guard let key, let attribute = entity?.frozenPropertiesByName[key] as? NSAttributeDescription else { return nil }
+            return attribute.slot
+        }
         var firstIsSection = false
         if let sectionNameKeyPath, let entity, descriptors.first?.key == sectionNameKeyPath,
            let attribute = FetchedResultsState.property(at: sectionNameKeyPath, from: entity) as? NSAttributeDescription {
@@ -32,23 +41,29 @@ struct FetchedResultsValueReader {
         sectionIsFirstSortValue = firstIsSection
     }
 
-    /// The object's sort values and section name ("" without a section key path).
-    func read(_ object: NSManagedObject) -> (values: [SortValue], sectionName: String) {
-        var values: [SortValue] = []
-        values.reserveCapacity(descriptors.count)
+    /// Appends the object's sort values to the columns of `rows` (the caller appends its key)
+    /// and returns its section name ("" without a section key path).
+    func read(_ object: NSManagedObject, into rows: inout SortedRowsChunk) -> String {
+        let direct = object.entity === entity
+        if direct { object.fireFaultIfNeeded() }
         for (column, descriptor) in descriptors.enumerated() {
-            let value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
-            values.append(SortValue(value, kind: kinds[column]))
+            let value: Any?
+            if direct, let slot = attributeSlots[column] {
+                value = object.values[slot]
+            } else {
+                value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
+            }
+            rows.columns[column].append(SortValue(value, kind: kinds[column]))
         }
-        guard let sectionComponents else { return (values, "") }
+        guard let sectionComponents else { return "" }
         if sectionIsFirstSortValue {
-            switch values[0] {
-            case .integer(let number): return (values, String(number))
-            case .string(let string): return (values, string)
-            case .null: return (values, "")
+            switch rows.columns[0][rows.columns[0].count - 1] {
+            case .integer(let number): return String(number)
+            case .string(let string): return string
+            case .null: return ""
             default: break
             }
         }
-        return (values, SectionNaming.name(from: KeyPathWalker.value(of: object, components: sectionComponents)))
+        return SectionNaming.name(from: KeyPathWalker.value(of: object, components: sectionComponents))
     }
 }

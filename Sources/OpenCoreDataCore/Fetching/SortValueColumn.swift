@@ -49,28 +49,29 @@ struct SortValueColumn {
         }
     }
 
-    /// Compares a value with row `row` for a descriptor (honouring its direction), reading the
-    /// row's storage directly.
+    /// Compares row `row` with row `otherRow` of another column of the same kind for a descriptor
+    /// (honouring its direction), reading both storages directly.
     @inline(__always)
-    func compare(_ value: SortValue, toRow row: Int, by descriptor: NSSortDescriptor, ascending: Bool) -> ComparisonResult {
+    func compare(row: Int, toRow otherRow: Int, of other: borrowing SortValueColumn, by descriptor: NSSortDescriptor, ascending: Bool) -> ComparisonResult {
         let result: ComparisonResult
-        switch (kind, value) {
-        case (.integer, .integer(let number)):
-            if integerNulls[row] { result = .orderedDescending } else {
-                let other = integers[row]
-                result = number < other ? .orderedAscending : (number == other ? .orderedSame : .orderedDescending)
+        switch kind {
+        case .integer:
+            let (isNull, otherIsNull) = (integerNulls[row], other.integerNulls[otherRow])
+            if isNull || otherIsNull {
+                result = isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending)
+            } else {
+                let (number, otherNumber) = (integers[row], other.integers[otherRow])
+                result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
             }
-        case (.integer, .null):
-            result = integerNulls[row] ? .orderedSame : .orderedAscending
-        case (.double, .double(let number)):
-            let other = doubles[row]
-            if other.isNaN { result = .orderedDescending } else {
-                result = number < other ? .orderedAscending : (number == other ? .orderedSame : .orderedDescending)
+        case .double:
+            let (number, otherNumber) = (doubles[row], other.doubles[otherRow])
+            if number.isNaN || otherNumber.isNaN {
+                result = number.isNaN == otherNumber.isNaN ? .orderedSame : (number.isNaN ? .orderedAscending : .orderedDescending)
+            } else {
+                result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
             }
-        case (.double, .null):
-            result = doubles[row].isNaN ? .orderedSame : .orderedAscending
-        default:
-            return SortValue.compare(value, self[row], by: descriptor)
+        case .string, .other:
+            return SortValue.compare(self[row], other[otherRow], by: descriptor)
         }
         if ascending { return result }
         return result == .orderedAscending ? .orderedDescending : (result == .orderedSame ? .orderedSame : .orderedAscending)
@@ -125,15 +126,20 @@ struct SortValueColumn {
         }
     }
 
-    /// Appends the values of a range of rows of another column of the same kind.
-    mutating func append(contentsOf other: SortValueColumn, range: Range<Int>) {
+    /// Appends the values of runs of rows of two columns of the same kind, in order.
+    mutating func append(segments: [SortedRowsChunk.Segment], of first: borrowing SortValueColumn, _ second: borrowing SortValueColumn) {
         switch kind {
         case .integer:
-            integers.append(contentsOf: other.integers[range])
-            integerNulls.append(contentsOf: other.integerNulls[range])
-        case .double: doubles.append(contentsOf: other.doubles[range])
-        case .string: strings.append(contentsOf: other.strings[range])
-        case .other: others.append(contentsOf: other.others[range])
+            for segment in segments {
+                integers.append(contentsOf: segment.fromSecond ? second.integers[segment.range] : first.integers[segment.range])
+                integerNulls.append(contentsOf: segment.fromSecond ? second.integerNulls[segment.range] : first.integerNulls[segment.range])
+            }
+        case .double:
+            for segment in segments { doubles.append(contentsOf: segment.fromSecond ? second.doubles[segment.range] : first.doubles[segment.range]) }
+        case .string:
+            for segment in segments { strings.append(contentsOf: segment.fromSecond ? second.strings[segment.range] : first.strings[segment.range]) }
+        case .other:
+            for segment in segments { others.append(contentsOf: segment.fromSecond ? second.others[segment.range] : first.others[segment.range]) }
         }
     }
 

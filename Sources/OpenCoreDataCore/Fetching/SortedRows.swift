@@ -23,10 +23,29 @@ struct SortedRowsChunk {
 
     var count: Int { keys.count }
 
-    /// Appends a range of rows of another chunk with the same columns.
-    mutating func append(contentsOf other: SortedRowsChunk, range: Range<Int>) {
-        keys.append(contentsOf: other.keys[range])
-        for column in columns.indices { columns[column].append(contentsOf: other.columns[column], range: range) }
+    /// A run of rows to copy: a range of the first chunk or of the second.
+    struct Segment {
+        let fromSecond: Bool
+        let range: Range<Int>
+    }
+
+    /// A chunk of the given runs of rows of two chunks with the same columns, in order; each
+    /// column is filled in one pass.
+    init(kinds: [SortValue.Kind], segments: [Segment], of first: borrowing SortedRowsChunk, _ second: borrowing SortedRowsChunk) {
+        let total = segments.reduce(0) { $0 + $1.range.count }
+        self.init(kinds: kinds, capacity: total)
+        for segment in segments {
+            keys.append(contentsOf: segment.fromSecond ? second.keys[segment.range] : first.keys[segment.range])
+        }
+        for column in columns.indices {
+            columns[column].append(segments: segments, of: first.columns[column], second.columns[column])
+        }
+    }
+
+    /// Inserts row `row` of another chunk with the same columns at `index`.
+    mutating func insert(row: Int, of other: SortedRowsChunk, at index: Int) {
+        keys.insert(other.keys[row], at: index)
+        for column in columns.indices { columns[column].insert(other.columns[column][row], at: index) }
     }
 
     /// Moves the rows from `index` on into a new chunk.
