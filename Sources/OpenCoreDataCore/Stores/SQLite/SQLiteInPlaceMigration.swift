@@ -50,6 +50,8 @@ struct SQLiteInPlaceMigration {
         for (name, number) in storedNumbers where !destinationNames.contains(name) && !numbers.values.contains(number) {
             numbers[name] = number
         }
+        // An empty table would make the schema number entities as a new store does; a placeholder
+        // keeps it in "existing store" mode (new entities numbered above the stored ones).
         destination = SQLiteSchema(entities: destinationEntities, storedNumbers: numbers.isEmpty ? ["": 0] : numbers)
         var feeders: [String: Set<String>] = [:]
         for entity in destinationEntities {
