@@ -51,21 +51,27 @@ enum ModelFileSearch {
         return nil
     }
 
-    /// Every model version in the directories (each version of each `.xcdatamodeld`).
-    static func modelVersions(in directories: [URL]) -> [NSManagedObjectModel] {
-        items(withExtension: "xcdatamodeld", in: directories).flatMap { bundle in
-            ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
-        }
+    /// The versions of one `.xcdatamodeld`, in name order (none when it can't be read).
+    static func versions(in bundle: URL) -> [NSManagedObjectModel] {
+        ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// The versions beside a model (the other versions of its `.xcdatamodeld`), then every version
-    /// in the default bundles.
-    static func candidateSourceModels(near model: NSManagedObjectModel) -> [NSManagedObjectModel] {
-        var candidates: [NSManagedObjectModel] = []
-        if let bundle = model.versionBundleURL {
-            candidates += ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+    /// The first model version in the directories (each version of each `.xcdatamodeld`) whose
+    /// hashes match the metadata; bundles after the first match are not read.
+    static func version(in directories: [URL], matching metadata: [String: Any]) -> NSManagedObjectModel? {
+        for bundle in items(withExtension: "xcdatamodeld", in: directories) {
+            if let found = versions(in: bundle).first(where: { model($0, matches: metadata) }) { return found }
         }
-        return candidates + modelVersions(in: directories(of: nil))
+        return nil
+    }
+
+    /// The source model for a store: a version beside the model (the other versions of its
+    /// `.xcdatamodeld`), else one in the default bundles, whose hashes match the metadata.
+    static func sourceModel(near model: NSManagedObjectModel, matching metadata: [String: Any]) -> NSManagedObjectModel? {
+        if let bundle = model.versionBundleURL, let found = versions(in: bundle).first(where: { Self.model($0, matches: metadata) }) {
+            return found
+        }
+        return version(in: directories(of: nil), matching: metadata)
     }
 
     /// Whether a model's entity hashes are exactly those the store metadata records.
@@ -79,6 +85,6 @@ extension NSManagedObjectModel {
     /// The model version, among those in the bundles (the main bundle and all loaded bundles when
     /// nil), whose entity version hashes match a store's metadata; nil when none does.
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
-        ModelFileSearch.modelVersions(in: ModelFileSearch.directories(of: bundles)).first { ModelFileSearch.model($0, matches: metadata) }
+        ModelFileSearch.version(in: ModelFileSearch.directories(of: bundles), matching: metadata)
     }
 }

@@ -32,21 +32,14 @@ open class NSEntityMigrationPolicy {
     /// Makes this class findable by a mapping model that names it with another module's prefix
     /// (OpenCoreData; without the Objective-C runtime, a class can't be looked up by its bare name).
     public class func register() {
-        let type = self
-        let qualified = String(reflecting: type)
-        let simple = qualified.split(separator: ".").last.map(String.init) ?? qualified
-        registry.withLock { $0[qualified] = type; $0[simple] = type }
-        EntityClassRegistry.registerModule(of: type)
+        EntityClassRegistry.registerClass(self)
     }
-
-    private static let registry = LockedValue<[String: NSEntityMigrationPolicy.Type]>([:])
 
     /// The policy class a mapping names; the default policy when it names none.
     static func policyClass(named className: String?) throws -> NSEntityMigrationPolicy.Type {
         guard let className, !className.isEmpty, className != "NSEntityMigrationPolicy" else { return NSEntityMigrationPolicy.self }
-        let simple = className.split(separator: ".").last.map(String.init) ?? className
-        if let registered = registry.withLock({ $0[className] ?? $0[simple] }) { return registered }
         if let found = EntityClassRegistry.lookUp(className, as: NSEntityMigrationPolicy.Type.self) { return found }
+        let simple = className.split(separator: ".").last.map(String.init) ?? className
         throw CoreDataError.make(.entityMigrationPolicy,
             "The mapping model names the migration policy class \(className), which can't be found. Declare it as a subclass of NSEntityMigrationPolicy (in another module than the name says, call \(simple).register() before migrating).")
     }

@@ -27,9 +27,7 @@ open class NSMappingModel: @unchecked Sendable, CustomStringConvertible {
         do {
             let loaded = try XcodeMappingModelLoader.load(from: url)
             self.init()
-            entityMappings = loaded.entityMappings
-            sourceModelName = loaded.sourceModelName
-            destinationModelName = loaded.destinationModelName
+            adopt(loaded)
         } catch {
             CoreDataLog.logger.error("NSMappingModel(contentsOf:) failed: \(error)")
             return nil
@@ -42,9 +40,14 @@ open class NSMappingModel: @unchecked Sendable, CustomStringConvertible {
         guard let sourceModel, let destinationModel,
               let found = ModelFileSearch.mappingModel(in: ModelFileSearch.directories(of: bundles), from: sourceModel, to: destinationModel) else { return nil }
         self.init()
-        entityMappings = found.entityMappings
-        sourceModelName = found.sourceModelName
-        destinationModelName = found.destinationModelName
+        adopt(found)
+    }
+
+    /// Takes over the mappings and model names of a mapping model read from a file.
+    private func adopt(_ other: NSMappingModel) {
+        entityMappings = other.entityMappings
+        sourceModelName = other.sourceModelName
+        destinationModelName = other.destinationModelName
     }
 
     /// The mapping Core Data infers between two model versions (lightweight migration): entities and

@@ -6,10 +6,11 @@ import Foundation
 /// known. A class is registered when it is used (`Team(context:)`, `Team.entity()`,
 /// `NSFetchRequest<Team>`), and registration tells the registry the module of its neighbours, so
 /// `representedClassName="Team"` resolves to `WorldCup.Team` by `_typeByName`. An entity whose class
-/// can't be found is represented by `NSManagedObject`.
+/// can't be found is represented by `NSManagedObject`. Other classes that model files name (the
+/// migration policies of a mapping model) are registered and found the same way.
 enum EntityClassRegistry {
     private struct State {
-        var classesByName: [String: NSManagedObject.Type] = [:]
+        var classesByName: [String: Any.Type] = [:]
         var modules: [String] = []
         var models: [WeakModel] = []
     }
@@ -23,6 +24,11 @@ enum EntityClassRegistry {
     /// Records a class so entities naming it can find it.
     static func register(_ type: NSManagedObject.Type) {
         guard type != NSManagedObject.self else { return }
+        registerClass(type)
+    }
+
+    /// Records any class under its qualified and simple names, and its module.
+    static func registerClass(_ type: Any.Type) {
         let qualified = String(reflecting: type)
         let simple = String(describing: type)
         state.withLock { state in
@@ -68,33 +74,22 @@ enum EntityClassRegistry {
     static func resolveClass(for entity: NSEntityDescription) -> NSManagedObject.Type {
         let className = entity.managedObjectClassName ?? "NSManagedObject"
         if className == "NSManagedObject" || className.isEmpty { return NSManagedObject.self }
-        let simple = unqualified(className)
-        if let known = state.withLock({ $0.classesByName[className] ?? $0.classesByName[simple] }) { return known }
-        if let type = lookUp(className, as: NSManagedObject.Type.self) {
-            register(type)
-            return type
-        }
-        return NSManagedObject.self
+        guard let type = lookUp(className, as: NSManagedObject.Type.self) else { return NSManagedObject.self }
+        register(type)
+        return type
     }
 
-    /// The class a name gives, as written or by its unqualified name in a module whose classes are
-    /// registered (a model written for module `App` still finds `Tests.Team`).
+    /// The class a name gives: a registered class of that name, else the class as written or by
+    /// its unqualified name in a module whose classes are registered (a model written for module
+    /// `App` still finds `Tests.Team`).
     static func lookUp<T>(_ className: String, as type: T.Type) -> T? {
         let simple = unqualified(className)
-        let modules = state.withLock { $0.modules }
+        let (known, modules) = state.withLock { ($0.classesByName[className] ?? $0.classesByName[simple], $0.modules) }
+        if let known = known as? T { return known }
         for candidate in [className] + modules.map({ "\($0).\(simple)" }) {
             if let found = _typeByName(candidate) as? T { return found }
         }
         return nil
-    }
-
-    /// Records the module of a class that is not a managed object (a migration policy), so names
-    /// in other modules' spelling find it.
-    static func registerModule(of type: Any.Type) {
-        guard let module = String(reflecting: type).split(separator: ".").first.map(String.init) else { return }
-        state.withLock { state in
-            if !state.modules.contains(module) { state.modules.append(module) }
-        }
     }
 
     private static func unqualified(_ name: String) -> String {

@@ -7,7 +7,8 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 
 /// Automatic migration when a store is added (`NSMigratePersistentStoresAutomaticallyOption`).
 ///
-/// When the file's model version hashes differ from the coordinator's model:
+/// Called when loading a store failed because the file's model version hashes differ from the
+/// coordinator's model (134100):
 /// 1. The source model is the version (among those given with `OCDMigrationSourceModelsOptionKey`,
 ///    then beside the model's own file, then in the bundles) whose hashes
 ///    match the store's metadata; none found is `NSMigrationMissingSourceModelError` (134130) for a
@@ -21,19 +22,18 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 ///
 /// A failure at any step throws and leaves the store file as it was.
 enum StoreMigrator {
-    static func migrateIfNeeded(type: String, url: URL?, model: NSManagedObjectModel, configuration: String?, options: [AnyHashable: Any]?) throws {
+    /// Migrates the store file to `model`; false (nothing done) when the options don't ask for it
+    /// or the store was written by Apple's Core Data, whose hashes no model here reproduces (its
+    /// schema check already refused it).
+    static func migrate(type: String, url: URL?, model: NSManagedObjectModel, configuration: String?, options: [AnyHashable: Any]?) throws -> Bool {
         guard type == NSSQLiteStoreType || type == NSBinaryStoreType, let url,
               StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
-              ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) > 0,
               let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url),
-              !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) else { return }
-        // A SQLite store written by Apple's Core Data records Apple's hashes, which no model here
-        // reproduces: the store's own schema check decides whether it opens.
-        guard type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return }
+              type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return false }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
-        let matches = { (candidate: NSManagedObjectModel) in ModelFileSearch.model(candidate, matches: metadata) }
-        guard let sourceModel = given.first(where: matches) ?? ModelFileSearch.candidateSourceModels(near: model).first(where: matches) else {
+        guard let sourceModel = given.first(where: { ModelFileSearch.model($0, matches: metadata) })
+                ?? ModelFileSearch.sourceModel(near: model, matching: metadata) else {
             throw CoreDataError.make(.migrationMissingSourceModel,
                 "The store at \(url.path) was made with a model version that can't be found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
@@ -49,9 +49,10 @@ enum StoreMigrator {
         }
         if type == NSSQLiteStoreType, mapping.isInferred,
            try SQLiteStore.migrateInPlace(at: url, from: sourceModel, to: model, configuration: configuration, mapping: mapping, metadata: metadata) {
-            return
+            return true
         }
         try migrateIntoNewFile(url, type: type, from: sourceModel, to: model, mapping: mapping, identifier: metadata[NSStoreUUIDKey] as? String)
+        return true
     }
 
     /// Migrates through `NSMigrationManager` into a file beside the store, then renames it over the store.

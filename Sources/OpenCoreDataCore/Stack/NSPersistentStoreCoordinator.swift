@@ -59,12 +59,17 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
         }
-        try StoreMigrator.migrateIfNeeded(type: storeType, url: storeURL, model: managedObjectModel, configuration: configuration, options: options)
         try withLock {
             if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == storeURL.standardizedFileURL }) {
                 throw CoreDataError.make(.openFailed, "The store at \(storeURL.path) is already added to this coordinator.")
             }
-            try store.load()
+            do {
+                try store.load()
+            } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreIncompatibleVersionHashError {
+                // Only a store the model can't open pays for the search of its model version.
+                guard try StoreMigrator.migrate(type: storeType, url: storeURL, model: managedObjectModel, configuration: configuration, options: options) else { throw error }
+                try store.load()
+            }
             store.persistentStoreCoordinator = self
             do {
                 try store.didAdd(to: self)

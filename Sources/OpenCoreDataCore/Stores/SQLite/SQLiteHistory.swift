@@ -265,10 +265,4 @@ final class SQLiteHistory {
         try db.execute(sql: "DELETE FROM ATRANSACTION AS t WHERE \(condition)", arguments: StatementArguments(arguments))
         return db.changesCount
     }
-
-    /// The token of the store's latest transaction (nil when it has none).
-    func latestToken(storeID: String, _ db: Database) throws -> NSPersistentHistoryToken? {
-        guard let number = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ATRANSACTION") else { return nil }
-        return NSPersistentHistoryToken(transactionNumbers: [storeID: number])
-    }
 }

@@ -53,12 +53,6 @@ extension SQLiteStore {
         }
         return (transactions, 0)
     }
-
-    /// The token of the latest transaction in the file (written by any process), or nil.
-    func latestHistoryToken() -> NSPersistentHistoryToken? {
-        guard let history else { return nil }
-        return (try? read { db in try history.latestToken(storeID: identifier ?? "", db) }) ?? nil
-    }
 }
 
 /// Reading store options given as `Bool` or `NSNumber`.
