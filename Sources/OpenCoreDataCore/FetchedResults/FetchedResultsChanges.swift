@@ -62,9 +62,13 @@ struct FetchedResultsChanges {
             for (index, name) in newSections.enumerated() where !oldNames.contains(name) { insertedSections.append((index, name)) }
         }
 
+        // Each row's old and new position (-1: none), read once so that sorting and ranking
+        // compare plain integers.
+        let oldPositionOf = rows.map { $0.old?.position ?? -1 }
+        let newPositionOf = rows.map { $0.new?.position ?? -1 }
         // Ranks among the rows the batch did not touch: a touched row's place less the touched rows before it.
-        let oldPositions = rows.compactMap { $0.old?.position }.sorted()
-        let newPositions = rows.compactMap { $0.new?.position }.sorted()
+        let oldPositions = oldPositionOf.filter { $0 >= 0 }.sorted()
+        let newPositions = newPositionOf.filter { $0 >= 0 }.sorted()
         func rank(_ position: Int, among sorted: [Int]) -> Int {
             var low = 0, high = sorted.count
             while low < high {
@@ -74,9 +78,11 @@ struct FetchedResultsChanges {
             return position - low
         }
 
-        // Rows that were and are in the results, by their index in `rows`.
+        // Rows that were and are in the results, by their index in `rows`, with their rank among
+        // the untouched rows in the new order.
         var survivors: [Int] = []
         var stays: [Bool] = []
+        var newRanks: [Int] = []
         for (index, row) in rows.enumerated() {
             switch (row.old, row.new) {
             case let (old?, nil):
@@ -88,31 +94,29 @@ struct FetchedResultsChanges {
             case let (old?, new?):
                 // A survivor stays in place when its section and its rank among the untouched rows hold…
                 let sameSection = sameSections ? old.section == new.section : oldSections[old.section] == newSections[new.section]
+                let newRank = rank(new.position, among: newPositions)
                 survivors.append(index)
-                stays.append(sameSection && rank(old.position, among: oldPositions) == rank(new.position, among: newPositions))
+                newRanks.append(newRank)
+                stays.append(sameSection && rank(old.position, among: oldPositions) == newRank)
             default:
                 break
             }
         }
+        // Survivors in their new order.
+        let byNewPosition = survivors.indices.sorted { newPositionOf[survivors[$0]] < newPositionOf[survivors[$1]] }
         // …and its order among the staying survivors of the same rank holds too (else all of them move).
-        let staying = survivors.indices.filter { stays[$0] }
-        if staying.count > 1 {
-            let byNew = staying.sorted { rows[survivors[$0]].new!.position < rows[survivors[$1]].new!.position }
-            var groupStart = 0
-            while groupStart < byNew.count {
-                let groupRank = rank(rows[survivors[byNew[groupStart]]].new!.position, among: newPositions)
-                var groupEnd = groupStart + 1
-                var inOrder = true
-                while groupEnd < byNew.count, rank(rows[survivors[byNew[groupEnd]]].new!.position, among: newPositions) == groupRank {
-                    if rows[survivors[byNew[groupEnd]]].old!.position < rows[survivors[byNew[groupEnd - 1]]].old!.position { inOrder = false }
-                    groupEnd += 1
-                }
-                if !inOrder { for member in byNew[groupStart..<groupEnd] { stays[member] = false } }
-                groupStart = groupEnd
+        var groupStart = 0
+        while groupStart < byNewPosition.count {
+            var groupEnd = groupStart + 1
+            while groupEnd < byNewPosition.count && newRanks[byNewPosition[groupEnd]] == newRanks[byNewPosition[groupStart]] { groupEnd += 1 }
+            if groupEnd - groupStart > 1 {
+                let staying = byNewPosition[groupStart..<groupEnd].filter { stays[$0] }
+                let inOrder = zip(staying, staying.dropFirst()).allSatisfy { oldPositionOf[survivors[$0]] < oldPositionOf[survivors[$1]] }
+                if !inOrder { for member in staying { stays[member] = false } }
             }
+            groupStart = groupEnd
         }
 
-        let byNewPosition = survivors.indices.sorted { rows[survivors[$0]].new!.position < rows[survivors[$1]].new!.position }
         for survivor in byNewPosition {
             let row = rows[survivors[survivor]]
             let (old, new) = (row.old!, row.new!)

@@ -156,7 +156,8 @@ final class FetchedResultsIndex {
     /// Inserts row `row` of `rows` (its key and sort values) in sort order, in the section of its
     /// name (a new section if needed); throws when the name's section does not border its place.
     func insert(row: Int, of rows: SortedRowsChunk, sectionName: String) throws {
-        let (slot, offset) = place(ofRow: row, of: rows)
+        let (placeSlot, placeOffset) = places(ofRows: row..<(row + 1), of: rows)[0]
+        let (slot, offset) = (Int(placeSlot), Int(placeOffset))
         let id = Int(order[slot])
         let position = chunkCounts.prefix(slot) + offset
         let section = try sectionForInsertion(at: position, named: sectionName)
@@ -218,12 +219,7 @@ final class FetchedResultsIndex {
         }
         // Each entry's place among the old rows (its slot and the offset of the first row that
         // sorts after it), then the entries in order; entries with one place are compared.
-        var places: [(slot: Int32, offset: Int32)] = []
-        places.reserveCapacity(entering.count)
-        for row in 0..<entering.count {
-            let (slot, offset) = place(ofRow: row, of: entering)
-            places.append((Int32(slot), Int32(offset)))
-        }
+        let places = places(ofRows: 0..<entering.count, of: entering)
         // Sorted by place (packed in one integer), then each run of one place by comparing rows.
         let packed = places.map { Int64($0.slot) << 32 | Int64($0.offset) }
         var sequence = Array(0..<entering.count)
@@ -233,8 +229,10 @@ final class FetchedResultsIndex {
             var tieEnd = tieStart + 1
             while tieEnd < sequence.count && packed[sequence[tieEnd]] == packed[sequence[tieStart]] { tieEnd += 1 }
             if tieEnd - tieStart > 1 {
-                let comparator = RowComparator(descriptors: descriptors, ascending: ascending)
-                sequence[tieStart..<tieEnd].sort { comparator.compare(row: $0, of: entering, toRow: $1, of: entering) == .orderedAscending }
+                let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
+                withUnsafePointer(to: entering) { entering in
+                    sequence[tieStart..<tieEnd].sort { rowOrder.sortsBefore($0, of: entering, $1, of: entering) }
+                }
             }
             tieStart = tieEnd
         }
@@ -377,6 +375,9 @@ final class FetchedResultsIndex {
         var result: [(slot: Int, offset: Int, input: Int)] = []
         result.reserveCapacity(bySlot.count)
         var found: [(offset: Int, input: Int)] = []
+        // Dense keys (the common case) are marked in a bit set, with their index in `keys`:
+        // then each chunk with removals is scanned once, until all of its removals are found.
+        let marks = KeyMarks(keys: keys, count: count)
         var start = 0
         while start < bySlot.count {
             let slot = bySlot[start].slot
@@ -384,7 +385,9 @@ final class FetchedResultsIndex {
             while end < bySlot.count && bySlot[end].slot == slot { end += 1 }
             let chunkKeys = chunks[Int(order[slot])].keys
             found.removeAll(keepingCapacity: true)
-            if end - start <= 16 {
+            if let marks, end - start > 1 {
+                marks.find(end - start, in: chunkKeys, into: &found)
+            } else if end - start <= 16 {
                 for item in bySlot[start..<end] {
                     if let offset = chunkKeys.firstIndex(of: keys[item.input]) { found.append((offset, item.input)) }
                 }
@@ -412,30 +415,38 @@ final class FetchedResultsIndex {
         return result
     }
 
-    /// Where row `row` of `rows` goes among the rows: the slot of the first chunk whose last row
+    /// Where each row of `rows` goes among the rows: the slot of the first chunk whose last row
     /// sorts after it (else the last), and the offset of the first row there that sorts after it.
-    private func place(ofRow row: Int, of rows: borrowing SortedRowsChunk) -> (slot: Int, offset: Int) {
-        // Properties read once into locals (each read of a class's array property costs reference
-        // counting), chunks borrowed through a buffer pointer, not copied.
+    private func places(ofRows rowIndices: Range<Int>, of rows: borrowing SortedRowsChunk) -> [(slot: Int32, offset: Int32)] {
+        // Rows are compared through pointers to their chunks, each value read straight from its
+        // column's storage: no chunk or column is copied, so no reference counting per comparison.
         let order = self.order
-        let comparator = RowComparator(descriptors: descriptors, ascending: ascending)
-        return chunks.withUnsafeBufferPointer { chunks in
-            var low = 0
-            var high = order.count - 1
-            while low < high {
-                let middle = (low + high) / 2
-                let id = Int(order[middle])
-                if comparator.compare(row: row, of: rows, toRow: chunks[id].count - 1, of: chunks[id]) == .orderedAscending { high = middle } else { low = middle + 1 }
+        let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
+        var result: [(slot: Int32, offset: Int32)] = []
+        result.reserveCapacity(rowIndices.count)
+        withUnsafePointer(to: rows) { rows in
+            chunks.withUnsafeBufferPointer { chunks in
+                guard let base = chunks.baseAddress else { return }
+                for row in rowIndices {
+                    var low = 0
+                    var high = order.count - 1
+                    while low < high {
+                        let middle = (low + high) / 2
+                        let id = Int(order[middle])
+                        if rowOrder.sortsBefore(row, of: rows, base[id].keys.count - 1, of: base + id) { high = middle } else { low = middle + 1 }
+                    }
+                    let id = Int(order[low])
+                    var lower = 0
+                    var upper = base[id].keys.count
+                    while lower < upper {
+                        let middle = (lower + upper) / 2
+                        if rowOrder.sortsBefore(row, of: rows, middle, of: base + id) { upper = middle } else { lower = middle + 1 }
+                    }
+                    result.append((Int32(low), Int32(lower)))
+                }
             }
-            let id = Int(order[low])
-            var lower = 0
-            var upper = chunks[id].count
-            while lower < upper {
-                let middle = (lower + upper) / 2
-                if comparator.compare(row: row, of: rows, toRow: middle, of: chunks[id]) == .orderedAscending { upper = middle } else { lower = middle + 1 }
-            }
-            return (low, lower)
         }
+        return result
     }
 
     /// Puts a chunk in a free slot of `chunks` (or a new one) and returns its id.
@@ -494,26 +505,46 @@ final class FetchedResultsIndex {
     }
 }
 
-/// Compares rows of chunks by the sort descriptors, then by key.
-private struct RowComparator {
+/// Orders rows of chunks by the sort descriptors, then by `SortedRows.tieRank` of their keys.
+///
+/// Rows are given as pointers to their chunks and read field by field from the columns' storage,
+/// which keeps comparisons free of copies and reference counting: they are the inner loop of
+/// placing changed rows.
+private struct RowOrder {
     let descriptors: [NSSortDescriptor]
     let ascending: [Bool]
 
-    /// Compares row `row` of `rows` with row `otherRow` of `other`: sort values, then keys.
+    /// Whether row `row` of `rows` sorts before row `otherRow` of `others` (chunks with the same
+    /// column kinds).
     @inline(__always)
-    func compare(row: Int, of rows: borrowing SortedRowsChunk, toRow otherRow: Int, of other: borrowing SortedRowsChunk) -> ComparisonResult {
-        let result = rows.columns.withUnsafeBufferPointer { columns in
-            other.columns.withUnsafeBufferPointer { otherColumns in
-                for column in 0..<ascending.count {
-                    let result = columns[column].compare(row: row, toRow: otherRow, of: otherColumns[column], by: descriptors[column], ascending: ascending[column])
-                    if result != .orderedSame { return result }
+    func sortsBefore(_ row: Int, of rows: UnsafePointer<SortedRowsChunk>, _ otherRow: Int, of others: UnsafePointer<SortedRowsChunk>) -> Bool {
+        for column in 0..<ascending.count {
+            let result: ComparisonResult
+            switch rows.pointee.columns[column].kind {
+            case .integer:
+                let (isNull, otherIsNull) = (rows.pointee.columns[column].integerNulls[row], others.pointee.columns[column].integerNulls[otherRow])
+                if isNull || otherIsNull {
+                    result = isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending)
+                } else {
+                    let (number, otherNumber) = (rows.pointee.columns[column].integers[row], others.pointee.columns[column].integers[otherRow])
+                    result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
                 }
-                return ComparisonResult.orderedSame
+            case .double:
+                let (number, otherNumber) = (rows.pointee.columns[column].doubles[row], others.pointee.columns[column].doubles[otherRow])
+                if number.isNaN || otherNumber.isNaN {
+                    result = number.isNaN == otherNumber.isNaN ? .orderedSame : (number.isNaN ? .orderedAscending : .orderedDescending)
+                } else {
+                    result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
+                }
+            case .string, .other:
+                // Through the descriptor, which honours its own direction.
+                let order = SortValue.compare(rows.pointee.columns[column][row], others.pointee.columns[column][otherRow], by: descriptors[column])
+                if order == .orderedSame { continue }
+                return order == .orderedAscending
             }
+            if result != .orderedSame { return (result == .orderedAscending) == ascending[column] }
         }
-        if result != .orderedSame { return result }
-        let (a, b) = (SortedRows.tieRank(rows.keys[row]), SortedRows.tieRank(other.keys[otherRow]))
-        return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        return SortedRows.tieRank(rows.pointee.keys[row]) < SortedRows.tieRank(others.pointee.keys[otherRow])
     }
 }
 
@@ -533,6 +564,47 @@ private struct SectionRunBuilder {
         if let last = runs.last { finished.insert(last.number) }
         guard !finished.contains(number) else { throw FetchedResultsIndex.OutOfOrder(position: 0, name: names[number]) }
         runs.append((number, count))
+    }
+}
+
+/// A set of row keys with each key's index in the list it came from, as a bit set and a flat
+/// array over the key range: for dense, non-negative keys only (nil otherwise).
+private struct KeyMarks {
+    private let bits: [UInt64]
+    private let inputs: [Int64: Int]
+    private let limit: Int64
+
+    init?(keys: [Int64], count: Int) {
+        guard let maximum = keys.max(), let minimum = keys.min(), minimum >= 0, maximum <= 4 * Int64(count) + 4096 else { return nil }
+        limit = maximum + 1
+        var bits = [UInt64](repeating: 0, count: Int(limit + 63) / 64)
+        var inputs: [Int64: Int] = [:]
+        inputs.reserveCapacity(keys.count)
+        for (input, key) in keys.enumerated() {
+            bits[Int(key >> 6)] |= 1 << UInt64(key & 63)
+            if inputs[key] == nil { inputs[key] = input }
+        }
+        self.bits = bits
+        self.inputs = inputs
+    }
+
+    /// Appends the offsets in `keys` of the marked keys (with their index in the original list),
+    /// scanning until `count` are found.
+    func find(_ count: Int, in keys: ContiguousArray<Int64>, into found: inout [(offset: Int, input: Int)]) {
+        var left = count
+        let limit = UInt64(self.limit)
+        bits.withUnsafeBufferPointer { bits in
+            keys.withUnsafeBufferPointer { keys in
+                for offset in 0..<keys.count {
+                    let key = keys[offset]
+                    // Negative keys wrap to huge unsigned values and fail the range test.
+                    guard UInt64(bitPattern: key) < limit, bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0 else { continue }
+                    found.append((offset, inputs[key]!))
+                    left -= 1
+                    if left == 0 { return }
+                }
+            }
+        }
     }
 }
 

@@ -49,7 +49,13 @@ struct FetchedResultsValueReader {
         for (column, descriptor) in descriptors.enumerated() {
             let value: Any?
             if direct, let slot = attributeSlots[column] {
-                value = object.values[slot]
+                // A number, Boolean or date is read from its slot's word, without boxing it.
+                let values = object.values
+                if let word = values.word(at: slot), let sortValue = Self.sortValue(word: word, slotKind: values.kind(at: slot), columnKind: kinds[column]) {
+                    rows.columns[column].append(sortValue)
+                    continue
+                }
+                value = values[slot]
             } else {
                 value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
             }
@@ -65,5 +71,25 @@ struct FetchedResultsValueReader {
             }
         }
         return SectionNaming.name(from: KeyPathWalker.value(of: object, components: sectionComponents))
+    }
+
+    /// The sort value of a slot's word, as `SortValue(_:kind:)` gives it for the boxed value; nil
+    /// when the slot's kind does not store values of the column's kind.
+    @inline(__always)
+    private static func sortValue(word: UInt64, slotKind: SlotLayout.Kind, columnKind: SortValue.Kind) -> SortValue? {
+        switch (slotKind, columnKind) {
+        case (.int64, .integer): return .integer(Int64(bitPattern: word))
+        case (.int32, .integer): return .integer(Int64(Int32(truncatingIfNeeded: Int64(bitPattern: word))))
+        case (.int16, .integer): return .integer(Int64(Int16(truncatingIfNeeded: Int64(bitPattern: word))))
+        case (.bool, .integer): return .integer(word != 0 ? 1 : 0)
+        case (.double, .double), (.date, .double):
+            let number = Double(bitPattern: word)
+            return number.isNaN ? .null : .double(number)
+        case (.float, .double):
+            let number = Double(Float(bitPattern: UInt32(truncatingIfNeeded: word)))
+            return number.isNaN ? .null : .double(number)
+        default:
+            return nil
+        }
     }
 }

@@ -49,34 +49,6 @@ struct SortValueColumn {
         }
     }
 
-    /// Compares row `row` with row `otherRow` of another column of the same kind for a descriptor
-    /// (honouring its direction), reading both storages directly.
-    @inline(__always)
-    func compare(row: Int, toRow otherRow: Int, of other: borrowing SortValueColumn, by descriptor: NSSortDescriptor, ascending: Bool) -> ComparisonResult {
-        let result: ComparisonResult
-        switch kind {
-        case .integer:
-            let (isNull, otherIsNull) = (integerNulls[row], other.integerNulls[otherRow])
-            if isNull || otherIsNull {
-                result = isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending)
-            } else {
-                let (number, otherNumber) = (integers[row], other.integers[otherRow])
-                result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
-            }
-        case .double:
-            let (number, otherNumber) = (doubles[row], other.doubles[otherRow])
-            if number.isNaN || otherNumber.isNaN {
-                result = number.isNaN == otherNumber.isNaN ? .orderedSame : (number.isNaN ? .orderedAscending : .orderedDescending)
-            } else {
-                result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
-            }
-        case .string, .other:
-            return SortValue.compare(self[row], other[otherRow], by: descriptor)
-        }
-        if ascending { return result }
-        return result == .orderedAscending ? .orderedDescending : (result == .orderedSame ? .orderedSame : .orderedAscending)
-    }
-
     /// Appends a value (converted to the column's kind).
     @inline(__always)
     mutating func append(_ value: SortValue) {

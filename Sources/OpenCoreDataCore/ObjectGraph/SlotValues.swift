@@ -35,6 +35,10 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
     @inline(__always)
     func word(at slot: Int) -> UInt64? { storage.word(at: slot) }
 
+    /// How a slot stores its value (which says how to read its word).
+    @inline(__always)
+    func kind(at slot: Int) -> SlotLayout.Kind { storage.kind(at: slot) }
+
     /// Stores a raw word in a word slot (how stores fill rows without boxing values).
     @inline(__always)
     mutating func setWord(_ word: UInt64, at slot: Int) {
