@@ -279,12 +279,14 @@ func controllerRequest() -> NSFetchRequest<NSManagedObject> {
     return request
 }
 
-func controllerRaw(_ url: URL) throws -> Int64 {
+/// The raw query of IDs and the section column in the controller's order; with `tieBreak`, rows
+/// with equal sort values come in primary key order, as the controller defines its order.
+func controllerRaw(_ url: URL, tieBreak: Bool = false) throws -> Int64 {
     var db: OpaquePointer?
     sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil)
     defer { sqlite3_close(db) }
     var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "SELECT Z_PK, ZCATEGORY FROM ZITEM ORDER BY ZCATEGORY ASC, ZSCORE DESC", -1, &statement, nil)
+    sqlite3_prepare_v2(db, "SELECT Z_PK, ZCATEGORY FROM ZITEM ORDER BY ZCATEGORY ASC, ZSCORE DESC\(tieBreak ? ", Z_PK" : "")", -1, &statement, nil)
     defer { sqlite3_finalize(statement) }
     var ids: [Int64] = []
     var sections = 0
@@ -409,6 +411,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "aggregate-raw": checksum = try aggregateRaw(directory.appendingPathComponent("query.sqlite"))
     case "aggregate-ocd": checksum = try aggregateOpenCoreData(directory.appendingPathComponent("query.sqlite"))
     case "frc-raw": checksum = try controllerRaw(directory.appendingPathComponent("query.sqlite"))
+    case "frc-raw-tiebreak": checksum = try controllerRaw(directory.appendingPathComponent("query.sqlite"), tieBreak: true)
     case "frc-ocd": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: nil)
     case "frc-cache-warm": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
     case "frc-cached": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
@@ -533,7 +536,7 @@ if !skipQueries && runs("queries") {
 }
 if !skipQueries && runs("controller") {
     try report("fetched results controller: performFetch, batch size 20, sections by category, first screen read", baseline: ("raw query of IDs + section column", "frc-raw"),
-               contenders: [("OpenCoreData performFetch", "frc-ocd")], target: 1.3, rows: queryRows, directory: directory)
+               contenders: [("raw query, primary-key tie-break", "frc-raw-tiebreak"), ("OpenCoreData performFetch", "frc-ocd")], target: 1.3, rows: queryRows, directory: directory)
     _ = try measure("frc-cache-warm", rows: queryRows, directory: directory)
     try report("fetched results controller: relaunch with a valid cache", baseline: ("performFetch without cache", "frc-ocd"),
                contenders: [("OpenCoreData performFetch from cache", "frc-cached")], target: 0.2, rows: queryRows, directory: directory)

@@ -83,6 +83,10 @@ struct FetchedResultsChanges {
         var survivors: [Int] = []
         var stays: [Bool] = []
         var newRanks: [Int] = []
+        objects.reserveCapacity(rows.count)
+        survivors.reserveCapacity(rows.count)
+        stays.reserveCapacity(rows.count)
+        newRanks.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
             switch (row.old, row.new) {
             case let (old?, nil):

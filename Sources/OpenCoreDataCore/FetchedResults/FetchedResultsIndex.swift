@@ -385,7 +385,7 @@ final class FetchedResultsIndex {
             while end < bySlot.count && bySlot[end].slot == slot { end += 1 }
             let chunkKeys = chunks[Int(order[slot])].keys
             found.removeAll(keepingCapacity: true)
-            if let marks, end - start > 1 {
+            if let marks, end - start > 1, bySlot[start..<end].allSatisfy({ marks.contains(keys[$0.input]) }) {
                 marks.find(end - start, in: chunkKeys, into: &found)
             } else if end - start <= 16 {
                 for item in bySlot[start..<end] {
@@ -567,25 +567,31 @@ private struct SectionRunBuilder {
     }
 }
 
-/// A set of row keys with each key's index in the list it came from, as a bit set and a flat
-/// array over the key range: for dense, non-negative keys only (nil otherwise).
+/// A set of row keys with each key's index in the list it came from, as a bit set over the key
+/// range (at most 8 bytes a row): for the non-negative keys of a list whose largest key is not far
+/// above the number of rows (nil otherwise). Negative keys (unsaved objects) are not marked.
 private struct KeyMarks {
     private let bits: [UInt64]
     private let inputs: [Int64: Int]
     private let limit: Int64
 
     init?(keys: [Int64], count: Int) {
-        guard let maximum = keys.max(), let minimum = keys.min(), minimum >= 0, maximum <= 4 * Int64(count) + 4096 else { return nil }
+        guard let maximum = keys.max(), maximum >= 0, maximum <= 64 * Int64(count + keys.count) + 65_536 else { return nil }
         limit = maximum + 1
         var bits = [UInt64](repeating: 0, count: Int(limit + 63) / 64)
         var inputs: [Int64: Int] = [:]
         inputs.reserveCapacity(keys.count)
-        for (input, key) in keys.enumerated() {
+        for (input, key) in keys.enumerated() where key >= 0 {
             bits[Int(key >> 6)] |= 1 << UInt64(key & 63)
             if inputs[key] == nil { inputs[key] = input }
         }
         self.bits = bits
         self.inputs = inputs
+    }
+
+    /// Whether a key is marked.
+    func contains(_ key: Int64) -> Bool {
+        key >= 0 && key < limit && bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0
     }
 
     /// Appends the offsets in `keys` of the marked keys (with their index in the original list),

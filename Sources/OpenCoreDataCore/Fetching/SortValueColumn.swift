@@ -98,19 +98,21 @@ struct SortValueColumn {
         }
     }
 
-    /// Appends the values of runs of rows of two columns of the same kind, in order.
-    mutating func append(segments: [SortedRowsChunk.Segment], of first: borrowing SortValueColumn, _ second: borrowing SortValueColumn) {
+    /// The values of runs of rows of two columns of the same kind, in order: fixed-width values
+    /// are copied run by run into one allocation per array.
+    init(kind: SortValue.Kind, segments: [SortedRowsChunk.Segment], of first: borrowing SortValueColumn, _ second: borrowing SortValueColumn) {
+        self.kind = kind
         switch kind {
         case .integer:
-            for segment in segments {
-                integers.append(contentsOf: segment.fromSecond ? second.integers[segment.range] : first.integers[segment.range])
-                integerNulls.append(contentsOf: segment.fromSecond ? second.integerNulls[segment.range] : first.integerNulls[segment.range])
-            }
+            integers = .gathering(segments, from: first.integers, second.integers)
+            integerNulls = .gathering(segments, from: first.integerNulls, second.integerNulls)
         case .double:
-            for segment in segments { doubles.append(contentsOf: segment.fromSecond ? second.doubles[segment.range] : first.doubles[segment.range]) }
+            doubles = .gathering(segments, from: first.doubles, second.doubles)
         case .string:
+            strings.reserveCapacity(segments.reduce(0) { $0 + $1.range.count })
             for segment in segments { strings.append(contentsOf: segment.fromSecond ? second.strings[segment.range] : first.strings[segment.range]) }
         case .other:
+            others.reserveCapacity(segments.reduce(0) { $0 + $1.range.count })
             for segment in segments { others.append(contentsOf: segment.fromSecond ? second.others[segment.range] : first.others[segment.range]) }
         }
     }
@@ -137,5 +139,27 @@ struct SortValueColumn {
         case .other: tail.others = ContiguousArray(others[index...]); others.removeSubrange(index...)
         }
         return tail
+    }
+}
+
+extension ContiguousArray where Element: BitwiseCopyable {
+    /// Runs of elements of two arrays (each segment a range of the first or of the second),
+    /// concatenated in one allocation with one copy per run.
+    static func gathering(_ segments: [SortedRowsChunk.Segment], from first: borrowing ContiguousArray<Element>, _ second: borrowing ContiguousArray<Element>) -> ContiguousArray<Element> {
+        let total = segments.reduce(0) { $0 + $1.range.count }
+        return first.withUnsafeBufferPointer { first in
+            second.withUnsafeBufferPointer { second in
+                ContiguousArray(unsafeUninitializedCapacity: total) { buffer, count in
+                    var filled = 0
+                    for segment in segments where !segment.range.isEmpty {
+                        let source = segment.fromSecond ? second : first
+                        precondition(segment.range.lowerBound >= 0 && segment.range.upperBound <= source.count, "Segment out of range")
+                        (buffer.baseAddress! + filled).initialize(from: source.baseAddress! + segment.range.lowerBound, count: segment.range.count)
+                        filled += segment.range.count
+                    }
+                    count = filled
+                }
+            }
+        }
     }
 }

@@ -32,13 +32,9 @@ struct SortedRowsChunk {
     /// A chunk of the given runs of rows of two chunks with the same columns, in order; each
     /// column is filled in one pass.
     init(kinds: [SortValue.Kind], segments: [Segment], of first: borrowing SortedRowsChunk, _ second: borrowing SortedRowsChunk) {
-        let total = segments.reduce(0) { $0 + $1.range.count }
-        self.init(kinds: kinds, capacity: total)
-        for segment in segments {
-            keys.append(contentsOf: segment.fromSecond ? second.keys[segment.range] : first.keys[segment.range])
-        }
-        for column in columns.indices {
-            columns[column].append(segments: segments, of: first.columns[column], second.columns[column])
+        keys = .gathering(segments, from: first.keys, second.keys)
+        columns = kinds.indices.map { column in
+            SortValueColumn(kind: kinds[column], segments: segments, of: first.columns[column], second.columns[column])
         }
     }
 
