@@ -299,11 +299,14 @@ func controllerRaw(_ url: URL, tieBreak: Bool = false) throws -> Int64 {
     return Int64(ids.count &+ sections)
 }
 
-func controllerOpenCoreData(_ url: URL, cacheName: String?) throws -> Int64 {
+func controllerOpenCoreData(_ url: URL, cacheName: String?, withDelegate: Bool = false) throws -> Int64 {
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = try openQueryStore(url)
     return try context.performAndWait {
         let controller = NSFetchedResultsController(fetchRequest: controllerRequest(), managedObjectContext: context, sectionNameKeyPath: "category", cacheName: cacheName)
+        // A table view's delegate (per-change callbacks, no snapshot method) turns tracking on.
+        let delegate = CountingDelegate()
+        if withDelegate { controller.delegate = delegate }
         try controller.performFetch()
         // What a table asks first: the section counts, then the first screen of rows.
         let sections = controller.sections ?? []
@@ -413,6 +416,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "frc-raw": checksum = try controllerRaw(directory.appendingPathComponent("query.sqlite"))
     case "frc-raw-tiebreak": checksum = try controllerRaw(directory.appendingPathComponent("query.sqlite"), tieBreak: true)
     case "frc-ocd": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: nil)
+    case "frc-ocd-delegate": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: nil, withDelegate: true)
     case "frc-cache-warm": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
     case "frc-cached": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
     case "frc-change-ocd", "frc-change-diff", "frc-changes-ocd", "frc-changes-diff":
@@ -536,7 +540,8 @@ if !skipQueries && runs("queries") {
 }
 if !skipQueries && runs("controller") {
     try report("fetched results controller: performFetch, batch size 20, sections by category, first screen read", baseline: ("raw query of IDs + section column", "frc-raw"),
-               contenders: [("raw query, primary-key tie-break", "frc-raw-tiebreak"), ("OpenCoreData performFetch", "frc-ocd")], target: 1.3, rows: queryRows, directory: directory)
+               contenders: [("raw query, primary-key tie-break", "frc-raw-tiebreak"), ("OpenCoreData performFetch", "frc-ocd"),
+                            ("performFetch with a delegate", "frc-ocd-delegate")], target: 1.3, rows: queryRows, directory: directory)
     _ = try measure("frc-cache-warm", rows: queryRows, directory: directory)
     try report("fetched results controller: relaunch with a valid cache", baseline: ("performFetch without cache", "frc-ocd"),
                contenders: [("OpenCoreData performFetch from cache", "frc-cached")], target: 0.2, rows: queryRows, directory: directory)

@@ -349,18 +349,31 @@ final class FetchedResultsState {
     }
 
     /// The results as a snapshot: section names and object IDs, changed objects marked reloaded.
+    /// It is built when first read, from the rows as they are now: a delegate without the snapshot
+    /// method (which the first offer finds out) costs no object ID per row.
     private func snapshot(reloading changed: [NSManagedObject]) -> NSDiffableDataSourceSnapshot<String, NSManagedObjectID> {
-        var snapshot = NSDiffableDataSourceSnapshot<String, NSManagedObjectID>()
-        guard let index else { return snapshot }
-        var start = 0
-        for (section, name) in index.sectionNames.enumerated() {
-            let count = index.sectionRowCounts[section]
-            snapshot.appendSections([name])
-            snapshot.appendItems(index.keys(in: start..<(start + count)).map(objectID(forKey:)), toSection: name)
-            start += count
+        guard let index else { return NSDiffableDataSourceSnapshot() }
+        let sections = Array(zip(index.sectionNames, index.sectionRowCounts))
+        let keys = index.allKeys
+        // What turns keys into object IDs, captured now (unsaved objects' IDs resolved now).
+        let temporaryIDs = temporaryObjects.mapValues(\.objectID)
+        let origins = UncheckedSendable(origins.map { origin -> (NSEntityDescription, String, Int) in (origin.entity, origin.store.identifier, origin.store.storeNumber) })
+        let reloaded = changed.map(\.objectID)
+        return NSDiffableDataSourceSnapshot {
+            var contents = SnapshotContents<String, NSManagedObjectID>()
+            var start = 0
+            for (name, count) in sections {
+                contents.appendSections([name])
+                contents.appendItems(keys[start..<(start + count)].map { key in
+                    if key < 0, let id = temporaryIDs[key] { return id }
+                    let (entity, storeIdentifier, storeNumber) = origins.value[SortedRows.originIndex(of: key)]
+                    return NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: storeNumber, primaryKey: SortedRows.primaryKey(of: key))
+                }, toSection: name)
+                start += count
+            }
+            contents.reloadedItems = reloaded.filter { contents.sectionOfItem[$0] != nil }
+            return contents
         }
-        snapshot.reloadItems(changed.map(\.objectID))
-        return snapshot
     }
 
     // MARK: Tracking changes

@@ -7,85 +7,80 @@ import Foundation
 /// Invariant: each section identifier appears once, each item identifier once across all sections.
 public struct NSDiffableDataSourceSnapshot<SectionIdentifierType: Hashable, ItemIdentifierType: Hashable>: Sendable
 where SectionIdentifierType: Sendable, ItemIdentifierType: Sendable {
-    private var sectionOrder: [SectionIdentifierType] = []
-    private var itemsBySection: [SectionIdentifierType: [ItemIdentifierType]] = [:]
-    private var sectionOfItem: [ItemIdentifierType: SectionIdentifierType] = [:]
-    /// Items marked for reloading.
-    public private(set) var reloadedItemIdentifiers: [ItemIdentifierType] = []
-    /// Items marked for reconfiguring.
-    public private(set) var reconfiguredItemIdentifiers: [ItemIdentifierType] = []
-    /// Sections marked for reloading.
-    public private(set) var reloadedSectionIdentifiers: [SectionIdentifierType] = []
+    /// The sections and items. A snapshot made by `init(building:)` builds them on first use.
+    private var box: SnapshotBox<SectionIdentifierType, ItemIdentifierType>
 
     /// An empty snapshot.
-    public init() {}
+    public init() { box = SnapshotBox(SnapshotContents()) }
+
+    /// A snapshot whose contents `build` makes the first time they are read or changed (on any
+    /// thread): what a fetched results controller offers its delegate, so that a delegate that
+    /// doesn't read it costs nothing.
+    init(building build: @escaping @Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>) {
+        box = SnapshotBox(building: build)
+    }
+
+    private var contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType> { box.contents }
+
+    /// Changes the contents in place, copying them first when another snapshot shares them.
+    private mutating func change<Result>(_ body: (inout SnapshotContents<SectionIdentifierType, ItemIdentifierType>) -> Result) -> Result {
+        if !isKnownUniquelyReferenced(&box) { box = SnapshotBox(box.contents) }
+        return box.change(body)
+    }
+
+    /// Items marked for reloading.
+    public var reloadedItemIdentifiers: [ItemIdentifierType] { contents.reloadedItems }
+    /// Items marked for reconfiguring.
+    public var reconfiguredItemIdentifiers: [ItemIdentifierType] { contents.reconfiguredItems }
+    /// Sections marked for reloading.
+    public var reloadedSectionIdentifiers: [SectionIdentifierType] { contents.reloadedSections }
 
     /// The number of items in all sections.
-    public var numberOfItems: Int { sectionOfItem.count }
+    public var numberOfItems: Int { contents.sectionOfItem.count }
     /// The number of sections.
-    public var numberOfSections: Int { sectionOrder.count }
+    public var numberOfSections: Int { contents.sectionOrder.count }
     /// The sections, in order.
-    public var sectionIdentifiers: [SectionIdentifierType] { sectionOrder }
+    public var sectionIdentifiers: [SectionIdentifierType] { contents.sectionOrder }
     /// All items, section by section.
-    public var itemIdentifiers: [ItemIdentifierType] { sectionOrder.flatMap { itemsBySection[$0] ?? [] } }
+    public var itemIdentifiers: [ItemIdentifierType] {
+        let contents = contents
+        return contents.sectionOrder.flatMap { contents.itemsBySection[$0] ?? [] }
+    }
 
     /// The number of items in a section.
-    public func numberOfItems(inSection identifier: SectionIdentifierType) -> Int { itemsBySection[identifier]?.count ?? 0 }
+    public func numberOfItems(inSection identifier: SectionIdentifierType) -> Int { contents.itemsBySection[identifier]?.count ?? 0 }
     /// The items of a section, in order.
-    public func itemIdentifiers(inSection identifier: SectionIdentifierType) -> [ItemIdentifierType] { itemsBySection[identifier] ?? [] }
+    public func itemIdentifiers(inSection identifier: SectionIdentifierType) -> [ItemIdentifierType] { contents.itemsBySection[identifier] ?? [] }
     /// The section holding an item.
-    public func sectionIdentifier(containingItem identifier: ItemIdentifierType) -> SectionIdentifierType? { sectionOfItem[identifier] }
+    public func sectionIdentifier(containingItem identifier: ItemIdentifierType) -> SectionIdentifierType? { contents.sectionOfItem[identifier] }
     /// The position of an item among all items.
     public func indexOfItem(_ identifier: ItemIdentifierType) -> Int? { itemIdentifiers.firstIndex(of: identifier) }
     /// The position of a section.
-    public func indexOfSection(_ identifier: SectionIdentifierType) -> Int? { sectionOrder.firstIndex(of: identifier) }
+    public func indexOfSection(_ identifier: SectionIdentifierType) -> Int? { contents.sectionOrder.firstIndex(of: identifier) }
 
     /// Adds sections at the end.
     public mutating func appendSections(_ identifiers: [SectionIdentifierType]) {
-        for identifier in identifiers {
-            precondition(itemsBySection[identifier] == nil, "Section identifier \(identifier) is already in the snapshot.")
-            sectionOrder.append(identifier)
-            itemsBySection[identifier] = []
-        }
+        change { $0.appendSections(identifiers) }
     }
 
     /// Adds items at the end of a section (the last section when nil).
     public mutating func appendItems(_ identifiers: [ItemIdentifierType], toSection sectionIdentifier: SectionIdentifierType? = nil) {
-        guard let section = sectionIdentifier ?? sectionOrder.last else {
-            preconditionFailure("appendItems needs a section: append one first.")
-        }
-        precondition(itemsBySection[section] != nil, "Section identifier \(section) is not in the snapshot.")
-        for identifier in identifiers {
-            precondition(sectionOfItem[identifier] == nil, "Item identifier \(identifier) is already in the snapshot.")
-            sectionOfItem[identifier] = section
-        }
-        itemsBySection[section]!.append(contentsOf: identifiers)
+        change { $0.appendItems(identifiers, toSection: sectionIdentifier) }
     }
 
     /// Inserts items before another item.
     public mutating func insertItems(_ identifiers: [ItemIdentifierType], beforeItem: ItemIdentifierType) {
-        insert(identifiers, near: beforeItem, offset: 0)
+        change { $0.insert(identifiers, near: beforeItem, offset: 0) }
     }
 
     /// Inserts items after another item.
     public mutating func insertItems(_ identifiers: [ItemIdentifierType], afterItem: ItemIdentifierType) {
-        insert(identifiers, near: afterItem, offset: 1)
-    }
-
-    private mutating func insert(_ identifiers: [ItemIdentifierType], near anchor: ItemIdentifierType, offset: Int) {
-        guard let section = sectionOfItem[anchor], let index = itemsBySection[section]?.firstIndex(of: anchor) else {
-            preconditionFailure("Item identifier \(anchor) is not in the snapshot.")
-        }
-        for identifier in identifiers { sectionOfItem[identifier] = section }
-        itemsBySection[section]!.insert(contentsOf: identifiers, at: index + offset)
+        change { $0.insert(identifiers, near: afterItem, offset: 1) }
     }
 
     /// Removes items.
     public mutating func deleteItems(_ identifiers: [ItemIdentifierType]) {
-        for identifier in identifiers {
-            guard let section = sectionOfItem.removeValue(forKey: identifier) else { continue }
-            itemsBySection[section]?.removeAll { $0 == identifier }
-        }
+        change { $0.deleteItems(identifiers) }
     }
 
     /// Removes every section and item.
@@ -95,9 +90,11 @@ where SectionIdentifierType: Sendable, ItemIdentifierType: Sendable {
 
     /// Removes sections and their items.
     public mutating func deleteSections(_ identifiers: [SectionIdentifierType]) {
-        for identifier in identifiers {
-            for item in itemsBySection.removeValue(forKey: identifier) ?? [] { sectionOfItem[item] = nil }
-            sectionOrder.removeAll { $0 == identifier }
+        change { contents in
+            for identifier in identifiers {
+                for item in contents.itemsBySection.removeValue(forKey: identifier) ?? [] { contents.sectionOfItem[item] = nil }
+                contents.sectionOrder.removeAll { $0 == identifier }
+            }
         }
     }
 
@@ -115,16 +112,99 @@ where SectionIdentifierType: Sendable, ItemIdentifierType: Sendable {
 
     /// Marks items to be reloaded.
     public mutating func reloadItems(_ identifiers: [ItemIdentifierType]) {
-        reloadedItemIdentifiers.append(contentsOf: identifiers.filter { sectionOfItem[$0] != nil })
+        change { contents in contents.reloadedItems.append(contentsOf: identifiers.filter { contents.sectionOfItem[$0] != nil }) }
     }
 
     /// Marks items to be reconfigured.
     public mutating func reconfigureItems(_ identifiers: [ItemIdentifierType]) {
-        reconfiguredItemIdentifiers.append(contentsOf: identifiers.filter { sectionOfItem[$0] != nil })
+        change { contents in contents.reconfiguredItems.append(contentsOf: identifiers.filter { contents.sectionOfItem[$0] != nil }) }
     }
 
     /// Marks sections to be reloaded.
     public mutating func reloadSections(_ identifiers: [SectionIdentifierType]) {
-        reloadedSectionIdentifiers.append(contentsOf: identifiers.filter { itemsBySection[$0] != nil })
+        change { contents in contents.reloadedSections.append(contentsOf: identifiers.filter { contents.itemsBySection[$0] != nil }) }
+    }
+}
+
+/// A snapshot's sections and items.
+///
+/// Invariant: each section identifier appears once in `sectionOrder` and as a key of
+/// `itemsBySection`; each item appears once across all sections, and `sectionOfItem` maps it to its section.
+struct SnapshotContents<SectionIdentifierType: Hashable & Sendable, ItemIdentifierType: Hashable & Sendable>: Sendable {
+    var sectionOrder: [SectionIdentifierType] = []
+    var itemsBySection: [SectionIdentifierType: [ItemIdentifierType]] = [:]
+    var sectionOfItem: [ItemIdentifierType: SectionIdentifierType] = [:]
+    var reloadedItems: [ItemIdentifierType] = []
+    var reconfiguredItems: [ItemIdentifierType] = []
+    var reloadedSections: [SectionIdentifierType] = []
+
+    mutating func appendSections(_ identifiers: [SectionIdentifierType]) {
+        for identifier in identifiers {
+            precondition(itemsBySection[identifier] == nil, "Section identifier \(identifier) is already in the snapshot.")
+            sectionOrder.append(identifier)
+            itemsBySection[identifier] = []
+        }
+    }
+
+    mutating func appendItems(_ identifiers: [ItemIdentifierType], toSection sectionIdentifier: SectionIdentifierType?) {
+        guard let section = sectionIdentifier ?? sectionOrder.last else {
+            preconditionFailure("appendItems needs a section: append one first.")
+        }
+        precondition(itemsBySection[section] != nil, "Section identifier \(section) is not in the snapshot.")
+        sectionOfItem.reserveCapacity(sectionOfItem.count + identifiers.count)
+        for identifier in identifiers {
+            let previous = sectionOfItem.updateValue(section, forKey: identifier)
+            precondition(previous == nil, "Item identifier \(identifier) is already in the snapshot.")
+        }
+        itemsBySection[section]!.append(contentsOf: identifiers)
+    }
+
+    mutating func insert(_ identifiers: [ItemIdentifierType], near anchor: ItemIdentifierType, offset: Int) {
+        guard let section = sectionOfItem[anchor], let index = itemsBySection[section]?.firstIndex(of: anchor) else {
+            preconditionFailure("Item identifier \(anchor) is not in the snapshot.")
+        }
+        for identifier in identifiers { sectionOfItem[identifier] = section }
+        itemsBySection[section]!.insert(contentsOf: identifiers, at: index + offset)
+    }
+
+    mutating func deleteItems(_ identifiers: [ItemIdentifierType]) {
+        for identifier in identifiers {
+            guard let section = sectionOfItem.removeValue(forKey: identifier) else { continue }
+            itemsBySection[section]?.removeAll { $0 == identifier }
+        }
+    }
+}
+
+/// Holds a snapshot's contents, or what builds them on first use. Shared by copies of a snapshot
+/// until one of them changes (copy on write); the lock makes the first use safe from any thread.
+final class SnapshotBox<SectionIdentifierType: Hashable & Sendable, ItemIdentifierType: Hashable & Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var built: SnapshotContents<SectionIdentifierType, ItemIdentifierType>?
+    private var build: (@Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>)?
+
+    init(_ contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { built = contents }
+    init(building build: @escaping @Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { self.build = build }
+
+    /// The contents, built now if they weren't yet.
+    var contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType> {
+        lock.withLock { buildIfNeeded() }
+    }
+
+    /// Changes the contents in place.
+    func change<Result>(_ body: (inout SnapshotContents<SectionIdentifierType, ItemIdentifierType>) -> Result) -> Result {
+        lock.withLock {
+            var contents = buildIfNeeded()
+            built = nil  // the only reference left is `contents`: changed without a copy
+            defer { built = contents }
+            return body(&contents)
+        }
+    }
+
+    private func buildIfNeeded() -> SnapshotContents<SectionIdentifierType, ItemIdentifierType> {
+        if let built { return built }
+        let contents = build!()
+        built = contents
+        build = nil
+        return contents
     }
 }
