@@ -5,6 +5,8 @@ import Testing
 /// `FetchedResultsIndex.bulkUpdate` on thousands of rows (many chunks, chunks that split, empty
 /// out and refill), checked against a plain sorted array after every round: the order, the
 /// sections, each key's position, and where each removed row was and each entering row went.
+/// Keys mix saved (positive) and unsaved (negative) rows, so removals are found both by the bit-set
+/// scan and by search.
 @Suite struct FetchedResultsIndexBulkTests {
     /// A row: its key, its group (the first sort key and the section, nil first) and score (descending).
     struct Row {
@@ -27,7 +29,7 @@ import Testing
         }
         if a.score != b.score { return a.score > b.score }
         if a.name != b.name { return a.name < b.name }
-        return a.key < b.key
+        return SortedRows.tieRank(a.key) < SortedRows.tieRank(b.key)
     }
 
     static func sectionName(_ row: Row) -> String { row.group.map(String.init) ?? "" }
@@ -65,7 +67,8 @@ import Testing
         var nextKey: Int64 = 1
         func makeRow(group: Int64? = nil) -> Row {
             defer { nextKey += 1 }
-            return Row(key: nextKey, group: group ?? (random.chance(5) ? nil : Int64(random.int(0..<12))),
+            // One row in ten stands for an unsaved object: a negative key, tied after saved rows.
+            return Row(key: random.chance(10) ? -nextKey : nextKey, group: group ?? (random.chance(5) ? nil : Int64(random.int(0..<12))),
                        score: Double(random.int(0..<20)), name: random.pick(["ann", "bob", "cy", "Dee"]))
         }
         var rows = (0..<4000).map { _ in makeRow() }.sorted(by: Self.sortsBefore)
