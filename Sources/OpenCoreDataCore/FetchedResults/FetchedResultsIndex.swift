@@ -375,8 +375,8 @@ final class FetchedResultsIndex {
         var result: [(slot: Int, offset: Int, input: Int)] = []
         result.reserveCapacity(bySlot.count)
         var found: [(offset: Int, input: Int)] = []
-        // Dense keys (the common case) are marked in a bit set, with their index in `keys`:
-        // then each chunk with removals is scanned once, until all of its removals are found.
+        // Dense keys (the common case) are marked in a bit set: then each chunk with several
+        // removals is scanned once, testing bits, until all of them are found.
         let marks = KeyMarks(keys: keys, count: count)
         var start = 0
         while start < bySlot.count {
@@ -385,24 +385,31 @@ final class FetchedResultsIndex {
             while end < bySlot.count && bySlot[end].slot == slot { end += 1 }
             let chunkKeys = chunks[Int(order[slot])].keys
             found.removeAll(keepingCapacity: true)
-            if let marks, end - start > 1, bySlot[start..<end].allSatisfy({ marks.contains(keys[$0.input]) }) {
-                marks.find(end - start, in: chunkKeys, into: &found)
-            } else if end - start <= 16 {
+            if end - start <= 2 {
                 for item in bySlot[start..<end] {
                     if let offset = chunkKeys.firstIndex(of: keys[item.input]) { found.append((offset, item.input)) }
                 }
                 found.sort { $0.offset < $1.offset }
             } else {
-                // Many: the chunk's keys are looked up among the group's, sorted.
+                // The group's keys sorted, to find the index in `keys` of each key found.
                 let group = bySlot[start..<end].map { (key: keys[$0.input], input: $0.input) }.sorted { $0.key < $1.key }
-                for (offset, key) in chunkKeys.enumerated() {
+                func input(of key: Int64) -> Int? {
                     var low = 0
                     var high = group.count
                     while low < high {
                         let middle = (low + high) / 2
                         if group[middle].key < key { low = middle + 1 } else { high = middle }
                     }
-                    if low < group.count && group[low].key == key { found.append((offset, group[low].input)) }
+                    return low < group.count && group[low].key == key ? group[low].input : nil
+                }
+                if let marks, group.allSatisfy({ marks.contains($0.key) }) {
+                    marks.scan(chunkKeys, stoppingAfter: group.count) { offset, key in
+                        if let input = input(of: key) { found.append((offset, input)) }
+                    }
+                } else {
+                    for (offset, key) in chunkKeys.enumerated() {
+                        if let input = input(of: key) { found.append((offset, input)) }
+                    }
                 }
             }
             var previous = -1
@@ -567,26 +574,19 @@ private struct SectionRunBuilder {
     }
 }
 
-/// A set of row keys with each key's index in the list it came from, as a bit set over the key
-/// range (at most 8 bytes a row): for the non-negative keys of a list whose largest key is not far
-/// above the number of rows (nil otherwise). Negative keys (unsaved objects) are not marked.
+/// A set of row keys as a bit set over the key range (at most 8 bytes a row): for the non-negative
+/// keys of a list whose largest key is not far above the number of rows (nil otherwise). Negative
+/// keys (unsaved objects) are not marked.
 private struct KeyMarks {
     private let bits: [UInt64]
-    private let inputs: [Int64: Int]
     private let limit: Int64
 
     init?(keys: [Int64], count: Int) {
         guard let maximum = keys.max(), maximum >= 0, maximum <= 64 * Int64(count + keys.count) + 65_536 else { return nil }
         limit = maximum + 1
         var bits = [UInt64](repeating: 0, count: Int(limit + 63) / 64)
-        var inputs: [Int64: Int] = [:]
-        inputs.reserveCapacity(keys.count)
-        for (input, key) in keys.enumerated() where key >= 0 {
-            bits[Int(key >> 6)] |= 1 << UInt64(key & 63)
-            if inputs[key] == nil { inputs[key] = input }
-        }
+        for key in keys where key >= 0 { bits[Int(key >> 6)] |= 1 << UInt64(key & 63) }
         self.bits = bits
-        self.inputs = inputs
     }
 
     /// Whether a key is marked.
@@ -594,9 +594,9 @@ private struct KeyMarks {
         key >= 0 && key < limit && bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0
     }
 
-    /// Appends the offsets in `keys` of the marked keys (with their index in the original list),
-    /// scanning until `count` are found.
-    func find(_ count: Int, in keys: ContiguousArray<Int64>, into found: inout [(offset: Int, input: Int)]) {
+    /// Calls `found` with the offset and key of each marked key of `keys`, in order, until
+    /// `count` were found.
+    func scan(_ keys: ContiguousArray<Int64>, stoppingAfter count: Int, _ found: (Int, Int64) -> Void) {
         var left = count
         let limit = UInt64(self.limit)
         bits.withUnsafeBufferPointer { bits in
@@ -605,7 +605,7 @@ private struct KeyMarks {
                     let key = keys[offset]
                     // Negative keys wrap to huge unsigned values and fail the range test.
                     guard UInt64(bitPattern: key) < limit, bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0 else { continue }
-                    found.append((offset, inputs[key]!))
+                    found(offset, key)
                     left -= 1
                     if left == 0 { return }
                 }
