@@ -61,6 +61,12 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     }
 
     open override func isEqual(_ object: Any?) -> Bool {
+        if let address = ExistentialFastPath.classInstanceAddress(object) {
+            // A class instance held directly: itself, or another ID of exactly this class, needs no cast.
+            if address == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) { return true }
+            let instance = Unmanaged<AnyObject>.fromOpaque(address).takeUnretainedValue()
+            if type(of: instance) == NSManagedObjectID.self { return key == unsafeDowncast(instance, to: NSManagedObjectID.self).key }
+        }
         guard let other = object as? NSManagedObjectID else { return false }
         return key == other.key
     }

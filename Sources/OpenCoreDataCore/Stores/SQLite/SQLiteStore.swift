@@ -464,6 +464,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // (no dictionary lookup per row).
             var lastNumber = -1
             var lastPlan: RowPlan?
+            let ids = objectIDFactory
             while true {
                 let code = sqlite3_step(handle)
                 if code == SQLITE_DONE { break }
@@ -475,7 +476,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     lastPlan = plan.plans[number]
                 }
                 guard let rowPlan = lastPlan else { continue }
-                let id = objectID(for: rowPlan.entity, primaryKey: pk)
+                let id = ids.objectID(for: rowPlan.entity, primaryKey: pk)
                 result.append((id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
             }
             return result
@@ -682,10 +683,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // Objects given permanent IDs earlier (obtainPermanentIDs) keep them.
             let groups = Self.temporaryIDGroups(changes.inserted)
             mapping.reserveCapacity(groups.reduce(0) { $0 + $1.positions.count })
+            let ids = objectIDFactory
             for group in groups {
                 let keys = try allocate(db, entity: group.entity, count: group.positions.count)
                 for (position, key) in zip(group.positions, keys) {
-                    mapping[changes.inserted[position].objectID.key] = objectID(for: group.entity, primaryKey: key)
+                    mapping[changes.inserted[position].objectID.key] = ids.objectID(for: group.entity, primaryKey: key)
                 }
             }
             let primaryKey: (NSManagedObjectID) -> Int64? = { id in
