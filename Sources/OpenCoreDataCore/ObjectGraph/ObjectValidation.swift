@@ -4,8 +4,10 @@ import Foundation
 enum ObjectValidation {
     /// Checks every persistent property of an object; throws one error, or 1560 wrapping several.
     static func validateProperties(of object: NSManagedObject) throws {
-        var errors: [NSError] = []
         let entity = object.entity
+        // Every slot holding a word of its attribute's type, and nothing constrained: valid.
+        if !entity.hasConstrainedSlots && object.values.count == entity.slotKeys.count && object.values.holdsOnlyWords { return }
+        var errors: [NSError] = []
         for slot in entity.persistentSlots {
             // Fast paths: a present value of the attribute's own type, with no further constraints
             // (a value kept as a word always is of its attribute's type).

@@ -42,6 +42,10 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
         storage.setWord(word, at: slot)
     }
 
+    /// Whether every slot is a word slot holding a value of its canonical type (no nil, no cell,
+    /// nothing in the overflow): such values need no per-slot type check.
+    var holdsOnlyWords: Bool { storage.holdsOnlyWords }
+
     /// Writes many word slots in one go (how stores fill a row): the storage is made unique once
     /// and `body` sets words through a `SlotWordWriter`, with no per-slot uniqueness check.
     @inline(__always)
@@ -193,6 +197,16 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func setWord(_ word: UInt64, at slot: Int) {
         withWordWriter { $0.set(word, at: slot) }
+    }
+
+    var holdsOnlyWords: Bool {
+        withUnsafeMutablePointers { header, words in
+            let layout = header.pointee.layout
+            guard layout.cellCount == 0 else { return false }
+            let states = UnsafeRawPointer(words) + header.pointee.statesByteOffset
+            for slot in 0..<header.pointee.count where states.load(fromByteOffset: slot, as: UInt8.self) != Self.stateWord { return false }
+            return true
+        }
     }
 
     /// Hands `body` a writer for the word slots; valid only during the call, on unique storage.
