@@ -192,11 +192,11 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
 
     // MARK: ParentStore
 
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
         try withLock {
             let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
             if targets.count == 1 { return try targets[0].fetchRows(request, entity: entity) }
-            var rows: [(NSManagedObjectID, StoredRow?)] = []
+            var rows: [FetchedRow] = []
             for store in targets { rows += try store.fetchRows(request, entity: entity) }
             return rows
         }

@@ -119,7 +119,7 @@ open class NSPersistentStore: @unchecked Sendable {
 
     func load() throws {}
     func close() {}
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] { [] }
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
     /// Sorted results in columnar form (keys, sort values, section runs), read in chunks of

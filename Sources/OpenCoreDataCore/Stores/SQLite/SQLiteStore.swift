@@ -445,7 +445,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Fetching
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
         guard schema.mapping(for: entity) != nil else { return [] }
         let plan = selectPlan(for: entity)
         let withValues = request.includesPropertyValues
@@ -454,12 +454,12 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let columns = ["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + (withValues ? plan.columns.map { "t0.\($0)" } : [])
         let sql = query.selectSQL(columns: columns)
         let start = DispatchTime.now().uptimeNanoseconds
-        let rows: [(NSManagedObjectID, StoredRow?)] = try read { db in
+        let rows: [FetchedRow] = try read { db in
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(StatementArguments(query.arguments))
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
-            var result: [(NSManagedObjectID, StoredRow?)] = []
+            var result: [FetchedRow] = []
             // Rows of one entity come in runs: the plan of the last entity number is kept at hand
             // (no dictionary lookup per row).
             var lastNumber = -1
@@ -477,7 +477,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 guard let rowPlan = lastPlan else { continue }
                 let id = ids.objectID(for: rowPlan.entity, primaryKey: pk)
-                result.append((id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
+                result.append(FetchedRow(id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
             }
             return result
         }
