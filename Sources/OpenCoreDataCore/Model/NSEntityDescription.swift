@@ -184,10 +184,12 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotKeyBits = slotKeys.map { unsafeBitCast($0, to: StringBits.self) }
+        persistentSlots = frozenProperties.indices.filter { !frozenProperties[$0].isTransient }
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
             return attribute.minimumValue != nil || attribute.maximumValue != nil || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
         }
+        hasConstrainedSlots = persistentSlots.contains { slotHasConstraints[$0] }
         slotKinds = frozenProperties.map { property in
             if let attribute = property as? NSAttributeDescription { return .attribute(attribute.attributeType) }
             if let relationship = property as? NSRelationshipDescription { return relationship.isToMany ? .toMany : .toOne }
@@ -228,6 +230,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private(set) var defaultValues = SlotValues()
     /// The slots of to-many relationships, which a new object starts with empty.
     @exclusivity(unchecked) private(set) var toManySlots: [Int] = []
+    /// The slots of persistent (not transient) properties, in order: what a save validates and writes.
+    @exclusivity(unchecked) private(set) var persistentSlots: [Int] = []
+    /// Whether any persistent slot has constraints (see `slotHasConstraints`).
+    @exclusivity(unchecked) private(set) var hasConstrainedSlots = true
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
     @exclusivity(unchecked) private(set) var slotHasConstraints: [Bool] = []
 

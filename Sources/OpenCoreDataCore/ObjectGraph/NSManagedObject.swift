@@ -22,10 +22,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
         set { storedObjectID = newValue }
     }
-    /// The ID, created on first use for new objects (fetched objects get theirs before any use).
-    @exclusivity(unchecked) private var storedObjectID: NSManagedObjectID?
+    /// The ID, created on first use for new objects (fetched objects get theirs before any use;
+    /// a context gives an inserted object one from its block of temporary numbers).
+    @exclusivity(unchecked) var storedObjectID: NSManagedObjectID?
     /// The context the object lives in; nil once it has been removed from it.
-    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// The current values by slot (empty while a fault without data).
     @exclusivity(unchecked) var values: SlotValues
@@ -438,10 +439,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     // MARK: NSObject
 
-    /// Identity, as for `NSObject`, without the dynamic cast of the general implementation.
+    /// Identity, as for `NSObject`. A class instance held directly is compared by address without
+    /// a dynamic cast (building the change notifications' sets compares objects often).
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let object else { return false }
-        return (object as AnyObject) === self
+        if let address = ExistentialFastPath.classInstanceAddress(object) {
+            return address == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        }
+        return (object as? NSManagedObject) === self
     }
 
     /// Identity hash: the object's address (hashed collections mix it with their own seed).

@@ -116,9 +116,9 @@ extension NSManagedObjectContext {
         let rows = try parent.fetchRows(storeRequest, entity: entity)
         let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
         reserveRegistryCapacity(rows.count)
-        var objects = rows.map { registerFetched($0.0, row: $0.1, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
+        var objects = rows.map { registerFetched($0.objectID, row: $0.row, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
         if batching {
-            let batch = FaultBatch(ids: rows.map(\.0), size: request.fetchBatchSize)
+            let batch = FaultBatch(ids: rows.map(\.objectID), size: request.fetchBatchSize)
             for (index, object) in objects.enumerated() where object.committedValues == nil && !object.isInserted {
                 object.faultBatch = batch
                 object.faultBatchIndex = index

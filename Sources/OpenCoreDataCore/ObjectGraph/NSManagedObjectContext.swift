@@ -73,6 +73,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     @exclusivity(unchecked) var undoRecorder: ContextUndoRecorder?
     /// Counts saves, so undo knows whether the flags it recorded still describe the store.
     @exclusivity(unchecked) var saveGeneration = 0
+    /// Temporary-ID numbers reserved for this context and not used yet.
+    @exclusivity(unchecked) private var temporaryNumbers: Range<Int64> = 0..<0
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -282,6 +284,17 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         insertObject(object, adopted: false)
     }
 
+    /// A new temporary ID, numbered from the context's block (no lock per object).
+    private func makeTemporaryID(for entity: NSEntityDescription) -> NSManagedObjectID {
+        if temporaryNumbers.isEmpty { temporaryNumbers = NSManagedObjectID.reserveTemporaryNumbers(Self.temporaryNumberBlock) }
+        let number = temporaryNumbers.lowerBound
+        temporaryNumbers = (number + 1)..<temporaryNumbers.upperBound
+        return NSManagedObjectID(temporaryFor: entity, number: number)
+    }
+
+    /// How many temporary numbers a context reserves at a time.
+    private static let temporaryNumberBlock: Int64 = 1024
+
     /// Registers an object a child context inserted: no default values, no `awakeFromInsert`.
     func insertAdopted(_ object: NSManagedObject) {
         insertObject(object, adopted: true)
@@ -308,7 +321,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         for relationship in object.entity.frozenRelationships where relationship.isToMany && !(object.values[relationship.slot] is RelationshipSet) {
             object.values[relationship.slot] = RelationshipSet(committedIDs: [])
         }
-        registry[object.objectID.key] = object
+        let id = object.storedObjectID ?? makeTemporaryID(for: object.entity)
+        object.storedObjectID = id
+        registry[id.key] = object
         inserted.append(object)
         pendingInserted.append(object)
         if !adopted { object.awakeFromInsert() }
@@ -603,7 +618,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         let savedInserted = Set(insertedList)
         let savedUpdated = Set(updatedList)
         let savedDeleted = Set(deletedList)
-        for object in inserted.elements + updated.elements {
+        for object in [insertedList, updatedList].joined() {
             object.insertedFlag = false
             object.updatedFlag = false
             object.storeVersion += 1

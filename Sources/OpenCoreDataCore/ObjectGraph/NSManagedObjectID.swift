@@ -23,14 +23,24 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
         self.key = ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
     }
 
-    init(temporaryFor entity: NSEntityDescription) {
+    convenience init(temporaryFor entity: NSEntityDescription) {
+        self.init(temporaryFor: entity, number: Self.reserveTemporaryNumbers(1).lowerBound)
+    }
+
+    /// A temporary ID with a number from `reserveTemporaryNumbers(_:)`.
+    init(temporaryFor entity: NSEntityDescription, number: Int64) {
         self.entity = entity
         self.storeIdentifier = nil
-        let number = Self.temporaryCounter.withLock { counter in
-            counter += 1
-            return counter
-        }
         self.key = ObjectKey(primaryKey: -number, root: entity.rootIdentifier, store: 0)
+    }
+
+    /// Reserves `count` temporary numbers no other ID of the process gets (contexts take them in
+    /// blocks, so inserting an object takes no lock).
+    static func reserveTemporaryNumbers(_ count: Int64) -> Range<Int64> {
+        temporaryCounter.withLock { counter in
+            defer { counter += count }
+            return (counter + 1)..<(counter + 1 + count)
+        }
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
@@ -51,7 +61,13 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     }
 
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as AnyObject? as? NSManagedObjectID else { return false }
+        if let address = ExistentialFastPath.classInstanceAddress(object) {
+            // A class instance held directly: itself, or another ID of exactly this class, needs no cast.
+            if address == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) { return true }
+            let instance = Unmanaged<AnyObject>.fromOpaque(address).takeUnretainedValue()
+            if type(of: instance) == NSManagedObjectID.self { return key == unsafeDowncast(instance, to: NSManagedObjectID.self).key }
+        }
+        guard let other = object as? NSManagedObjectID else { return false }
         return key == other.key
     }
 
@@ -67,9 +83,9 @@ struct ObjectKey: Hashable {
     let root: ObjectIdentifier
     let store: Int
 
+    /// One word into the hasher (the same mix `FastHashMap` uses), not two.
     func hash(into hasher: inout Hasher) {
-        hasher.combine(primaryKey)
-        hasher.combine(root)
+        hasher.combine(fastHash)
     }
 }
 

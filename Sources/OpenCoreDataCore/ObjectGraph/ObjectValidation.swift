@@ -4,19 +4,21 @@ import Foundation
 enum ObjectValidation {
     /// Checks every persistent property of an object; throws one error, or 1560 wrapping several.
     static func validateProperties(of object: NSManagedObject) throws {
-        var errors: [NSError] = []
         let entity = object.entity
-        let properties = entity.frozenProperties
-        for slot in properties.indices {
-            let property = properties[slot]
-            if property.isTransient { continue }
+        // Every slot holding a word of its attribute's type, and nothing constrained: valid.
+        if !entity.hasConstrainedSlots && object.values.count == entity.slotKeys.count && object.values.holdsOnlyWords { return }
+        var errors: [NSError] = []
+        for slot in entity.persistentSlots {
             // Fast paths: a present value of the attribute's own type, with no further constraints
             // (a value kept as a word always is of its attribute's type).
-            if !entity.slotHasConstraints[slot], object.values.word(at: slot) != nil { continue }
-            if case .attribute(let type) = entity.slotKinds[slot], let value = object.values[slot],
-               !entity.slotHasConstraints[slot], AttributeValueCoding.hasCanonicalType(value, for: type) {
-                continue
+            if !entity.slotHasConstraints[slot] {
+                if object.values.word(at: slot) != nil { continue }
+                if case .attribute(let type) = entity.slotKinds[slot], let value = object.values[slot],
+                   AttributeValueCoding.hasCanonicalType(value, for: type) {
+                    continue
+                }
             }
+            let property = entity.frozenProperties[slot]
             do {
                 if let relationship = property as? NSRelationshipDescription {
                     try validate(relationship: relationship, in: object)

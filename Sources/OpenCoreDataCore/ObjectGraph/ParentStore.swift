@@ -8,6 +8,19 @@ struct StoredRow {
     var version: Int64
 }
 
+/// One result of a fetch from the parent: the object's ID and, when the request asked for property
+/// values, its row. (A struct, not a tuple: arrays of tuples are destroyed through the runtime's
+/// generic tuple witness, a large share of a big fetch.)
+struct FetchedRow {
+    let objectID: NSManagedObjectID
+    let row: StoredRow?
+
+    init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
+        self.objectID = objectID
+        self.row = row
+    }
+}
+
 /// One object's state handed to the parent on save.
 struct SaveRecord {
     let objectID: NSManagedObjectID
@@ -42,7 +55,7 @@ protocol ParentStore: AnyObject {
     /// The model the parent uses.
     var managedObjectModel: NSManagedObjectModel { get }
     /// Runs a fetch for a child and returns matching object IDs in order, with their rows when available.
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)]
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow]
     /// Counts the objects a request matches.
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int
     /// Dictionary results.

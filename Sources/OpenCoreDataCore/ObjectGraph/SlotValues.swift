@@ -46,6 +46,18 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
         storage.setWord(word, at: slot)
     }
 
+    /// Whether every slot is a word slot holding a value of its canonical type (no nil, no cell,
+    /// nothing in the overflow): such values need no per-slot type check.
+    var holdsOnlyWords: Bool { storage.holdsOnlyWords }
+
+    /// Writes many word slots in one go (how stores fill a row): the storage is made unique once
+    /// and `body` sets words through a `SlotWordWriter`, with no per-slot uniqueness check.
+    @inline(__always)
+    mutating func writeWords<R>(_ body: (SlotWordWriter) throws -> R) rethrows -> R {
+        makeUnique()
+        return try storage.withWordWriter(body)
+    }
+
     /// Stores a value in a word slot when it is of the slot's canonical type (no boxing, no
     /// conversion); returns false, changing nothing, for a cell slot or any other value.
     @inline(__always)
@@ -87,9 +99,9 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     }
 
     /// State bytes of word slots.
-    private static let stateNil: UInt8 = 0
-    private static let stateWord: UInt8 = 1
-    private static let stateOverflow: UInt8 = 2
+    fileprivate static let stateNil: UInt8 = 0
+    fileprivate static let stateWord: UInt8 = 1
+    fileprivate static let stateOverflow: UInt8 = 2
 
     /// The storage with no slots; never written (a write copies it first).
     nonisolated(unsafe) static let empty = make(layout: .empty)
@@ -188,12 +200,24 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
 
     @inline(__always)
     func setWord(_ word: UInt64, at slot: Int) {
+        withWordWriter { $0.set(word, at: slot) }
+    }
+
+    var holdsOnlyWords: Bool {
         withUnsafeMutablePointers { header, words in
-            precondition(slot >= 0 && slot < header.pointee.count && header.pointee.kinds[slot] != .cell, "Not a word slot")
-            let state = Self.state(words, header, slot)
-            if state.pointee == Self.stateOverflow { header.pointee.overflow?[slot] = nil }
-            words[slot] = word
-            state.pointee = Self.stateWord
+            let layout = header.pointee.layout
+            guard layout.cellCount == 0 else { return false }
+            let states = UnsafeRawPointer(words) + header.pointee.statesByteOffset
+            for slot in 0..<header.pointee.count where states.load(fromByteOffset: slot, as: UInt8.self) != Self.stateWord { return false }
+            return true
+        }
+    }
+
+    /// Hands `body` a writer for the word slots; valid only during the call, on unique storage.
+    @inline(__always)
+    func withWordWriter<R>(_ body: (SlotWordWriter) throws -> R) rethrows -> R {
+        try withUnsafeMutablePointers { header, words in
+            try body(SlotWordWriter(header: header, words: words))
         }
     }
 
@@ -251,5 +275,22 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
         case .date: ExistentialFastPath.load(optional: value, as: Date.self).map(\.timeIntervalSinceReferenceDate.bitPattern)
         case .cell: nil
         }
+    }
+}
+
+/// Sets raw words of one `SlotStorage` (see `SlotValues.writeWords`): a word slot's word and its
+/// state byte, as `SlotStorage.setWord` does, without going through the storage object per slot.
+struct SlotWordWriter {
+    fileprivate let header: UnsafeMutablePointer<SlotStorage.Header>
+    fileprivate let words: UnsafeMutablePointer<UInt64>
+
+    /// Stores a word in a word slot (a value of the slot's canonical type, encoded as `SlotStorage.encode` does).
+    @inline(__always)
+    func set(_ word: UInt64, at slot: Int) {
+        precondition(slot >= 0 && slot < header.pointee.count && header.pointee.kinds[slot] != .cell, "Not a word slot")
+        let state = (UnsafeMutableRawPointer(words) + header.pointee.statesByteOffset + slot).assumingMemoryBound(to: UInt8.self)
+        if state.pointee == SlotStorage.stateOverflow { header.pointee.overflow?[slot] = nil }
+        words[slot] = word
+        state.pointee = SlotStorage.stateWord
     }
 }

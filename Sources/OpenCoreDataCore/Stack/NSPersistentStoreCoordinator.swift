@@ -192,11 +192,11 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
 
     // MARK: ParentStore
 
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
         try withLock {
             let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
             if targets.count == 1 { return try targets[0].fetchRows(request, entity: entity) }
-            var rows: [(NSManagedObjectID, StoredRow?)] = []
+            var rows: [FetchedRow] = []
             for store in targets { rows += try store.fetchRows(request, entity: entity) }
             return rows
         }
@@ -257,35 +257,50 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
     func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs {
         try withLock {
             // Records grouped by store (a model rarely spans more than a few, so a linear search).
+            // A save's records come in runs of one entity or store: the last answer is kept.
             var targets: [NSPersistentStore] = []
-            var groups: [SaveChanges] = []
-            var empty = SaveChanges()
-            empty.author = changes.author
-            empty.contextName = changes.contextName
-            empty.changedSlots = changes.changedSlots
-            func group(of record: SaveRecord) throws -> Int {
-                guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
-                if let index = targets.firstIndex(where: { $0 === store }) { return index }
-                if store.isReadOnly {
-                    throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
+            var cachedEntity: NSEntityDescription?
+            var cachedEntityIndex = 0
+            var cachedIdentifier: String?
+            var cachedIdentifierIndex = 0
+            func target(of record: SaveRecord) throws -> Int {
+                let identifier = record.objectID.storeIdentifier
+                if let identifier {
+                    if identifier == cachedIdentifier { return cachedIdentifierIndex }
+                } else if record.entity === cachedEntity {
+                    return cachedEntityIndex
                 }
-                targets.append(store)
-                groups.append(empty)
-                return groups.count - 1
+                guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
+                let index: Int
+                if let existing = targets.firstIndex(where: { $0 === store }) {
+                    index = existing
+                } else {
+                    if store.isReadOnly {
+                        throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
+                    }
+                    targets.append(store)
+                    index = targets.count - 1
+                }
+                if let identifier {
+                    cachedIdentifier = identifier
+                    cachedIdentifierIndex = index
+                } else {
+                    cachedEntity = record.entity
+                    cachedEntityIndex = index
+                }
+                return index
             }
-            for record in changes.inserted {
-                let index = try group(of: record)
-                groups[index].inserted.append(record)
+            let insertedTargets = try changes.inserted.map(target)
+            let updatedTargets = try changes.updated.map(target)
+            let deletedTargets = try changes.deleted.map(target)
+            // One store (the usual case): the changes go to it as they are.
+            if targets.count == 1 { return try targets[0].save(changes) }
+            var groups = Array(repeating: changes, count: targets.count)
+            for index in groups.indices {
+                groups[index].inserted = zip(changes.inserted, insertedTargets).filter { $0.1 == index }.map(\.0)
+                groups[index].updated = zip(changes.updated, updatedTargets).filter { $0.1 == index }.map(\.0)
+                groups[index].deleted = zip(changes.deleted, deletedTargets).filter { $0.1 == index }.map(\.0)
             }
-            for record in changes.updated {
-                let index = try group(of: record)
-                groups[index].updated.append(record)
-            }
-            for record in changes.deleted {
-                let index = try group(of: record)
-                groups[index].deleted.append(record)
-            }
-            if targets.count == 1 { return try targets[0].save(groups[0]) }
             var mapping: PermanentIDs = [:]
             for (store, storeChanges) in zip(targets, groups) {
                 mapping.merge(try store.save(storeChanges)) { _, new in new }

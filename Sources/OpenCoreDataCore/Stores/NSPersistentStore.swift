@@ -119,7 +119,7 @@ open class NSPersistentStore: @unchecked Sendable {
 
     func load() throws {}
     func close() {}
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] { [] }
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] { [] }
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int { 0 }
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] { [] }
     /// Sorted results in columnar form (keys, sort values, section runs), read in chunks of
@@ -166,11 +166,25 @@ open class NSPersistentStore: @unchecked Sendable {
     /// A permanent ID in this store.
     @inline(__always)
     final func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, storeIdentifier: identifier, storeNumber: storeNumber, primaryKey: primaryKey)
+        objectIDFactory.objectID(for: entity, primaryKey: primaryKey)
     }
 
     /// A small number identifying this store within the process, part of its objects' keys.
     private(set) lazy var storeNumber: Int = PersistentStoreRegistry.number(for: identifier)
+
+    /// Makes permanent IDs in this store for many rows, with the store's identifier and number read once.
+    final var objectIDFactory: ObjectIDFactory { ObjectIDFactory(storeIdentifier: identifier, storeNumber: storeNumber) }
+}
+
+/// Makes permanent IDs of one store (see `NSPersistentStore.objectIDFactory`).
+struct ObjectIDFactory {
+    let storeIdentifier: String
+    let storeNumber: Int
+
+    @inline(__always)
+    func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: storeNumber, primaryKey: primaryKey)
+    }
 }
 
 /// Finds stores by identifier, for `NSManagedObjectID.persistentStore`.

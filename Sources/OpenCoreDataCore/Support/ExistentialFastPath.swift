@@ -31,4 +31,21 @@ enum ExistentialFastPath {
             return bytes.load(as: T.self)
         }
     }
+
+    /// The address of the class instance an `Any?` holds directly, read without a dynamic cast;
+    /// nil when it holds nothing or a value of any other kind (a struct, an enum, an optional, an
+    /// `AnyHashable`, …), which the caller then casts the slow way.
+    ///
+    /// The existential's type metadata is class metadata when its kind word is 0 (a Swift class
+    /// without Objective-C interop) or an isa pointer above the enumerated kinds (with it); the
+    /// instance reference is then the buffer's first word.
+    @inline(__always)
+    static func classInstanceAddress(_ value: Any?) -> UnsafeRawPointer? {
+        withUnsafeBytes(of: value) { bytes in
+            guard let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self) else { return nil }
+            let kind = metadata.load(as: UInt.self)
+            guard kind == 0 || kind > 0x7FF else { return nil }
+            return bytes.load(as: UnsafeRawPointer?.self)
+        }
+    }
 }

@@ -85,33 +85,51 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
     private func find(_ key: Key) -> Int? {
         guard count > 0 else { return nil }
         var index = home(of: key)
-        while let entry = entries[index] {
-            if entry.key == key { return index }
+        // Only the key is read while probing (copying whole entries would retain their values).
+        while let candidate = entries[index]?.key {
+            if candidate == key { return index }
             index = (index + 1) & mask
         }
         return nil
     }
 
+    /// Where a key is, or the empty position it would go to (with room for one more entry made
+    /// first): one probe run both to look up and to add.
+    @inline(__always)
+    private mutating func position(for key: Key) -> (index: Int, found: Bool) {
+        if (count + 1) * 4 > entries.count * 3 { resize(minimumCapacity: count + 1) }
+        var index = home(of: key)
+        while let candidate = entries[index]?.key {
+            if candidate == key { return (index, true) }
+            index = (index + 1) & mask
+        }
+        return (index, false)
+    }
+
     /// Adds a key with a value unless the key is present; returns whether it was added.
     @discardableResult
     mutating func insertIfAbsent(_ value: Value, forKey key: Key) -> Bool {
-        if find(key) != nil { return false }
-        addAbsent(value, forKey: key)
+        let (index, found) = position(for: key)
+        if found { return false }
+        entries[index] = Entry(key: key, value: value)
+        count += 1
         return true
     }
 
     private mutating func insert(_ value: Value, forKey key: Key) {
-        if let index = find(key) {
+        let (index, found) = position(for: key)
+        if found {
             entries[index]!.value = value
             return
         }
-        addAbsent(value, forKey: key)
+        entries[index] = Entry(key: key, value: value)
+        count += 1
     }
 
+    /// Adds a key known to be absent to a table with room for it (rehashing).
     private mutating func addAbsent(_ value: Value, forKey key: Key) {
-        if (count + 1) * 4 > entries.count * 3 { resize(minimumCapacity: count + 1) }
         var index = home(of: key)
-        while entries[index] != nil { index = (index + 1) & mask }
+        while entries[index]?.key != nil { index = (index + 1) & mask }
         entries[index] = Entry(key: key, value: value)
         count += 1
     }

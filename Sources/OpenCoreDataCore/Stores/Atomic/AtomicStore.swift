@@ -146,9 +146,9 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         return ids
     }
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
         matching(request, entity: entity).map { id in
-            (id, request.includesPropertyValues ? records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
+            FetchedRow(id, request.includesPropertyValues ? records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
         }
     }
 

@@ -345,6 +345,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// How to decode rows of one entity from a select list.
     private struct RowPlan {
         let entity: NSEntityDescription
+        /// The entity's slot layout (read once per plan, not per row).
+        let layout: SlotLayout
         /// Columns of fixed-width attributes, read straight into their slots' words.
         let wordColumns: [WordColumnPlan]
         /// The other stored properties' columns.
@@ -353,6 +355,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         init(entity: NSEntityDescription, columns: [ColumnPlan]) {
             self.entity = entity
             let layout = entity.slotLayout
+            self.layout = layout
             wordColumns = columns.filter { layout.kinds[$0.slot] != .cell }.map { WordColumnPlan(slot: $0.slot, column: $0.column, kind: $0.kind) }
             otherColumns = columns.filter { layout.kinds[$0.slot] == .cell }
         }
@@ -419,9 +422,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
-        var values = SlotValues(layout: plan.entity.slotLayout)
-        for column in plan.wordColumns {
-            if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { values.setWord(word, at: column.slot) }
+        var values = SlotValues(layout: plan.layout)
+        values.writeWords { writer in
+            for column in plan.wordColumns {
+                if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { writer.set(word, at: column.slot) }
+            }
         }
         for column in plan.otherColumns {
             switch column.kind {
@@ -440,7 +445,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Fetching
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [(NSManagedObjectID, StoredRow?)] {
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
         guard schema.mapping(for: entity) != nil else { return [] }
         let plan = selectPlan(for: entity)
         let withValues = request.includesPropertyValues
@@ -449,21 +454,30 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let columns = ["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + (withValues ? plan.columns.map { "t0.\($0)" } : [])
         let sql = query.selectSQL(columns: columns)
         let start = DispatchTime.now().uptimeNanoseconds
-        let rows: [(NSManagedObjectID, StoredRow?)] = try read { db in
+        let rows: [FetchedRow] = try read { db in
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(StatementArguments(query.arguments))
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
-            var result: [(NSManagedObjectID, StoredRow?)] = []
+            var result: [FetchedRow] = []
+            // Rows of one entity come in runs: the plan of the last entity number is kept at hand
+            // (no dictionary lookup per row).
+            var lastNumber = -1
+            var lastPlan: RowPlan?
+            let ids = objectIDFactory
             while true {
                 let code = sqlite3_step(handle)
                 if code == SQLITE_DONE { break }
                 guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
                 let pk = sqlite3_column_int64(handle, 0)
                 let number = Int(sqlite3_column_int64(handle, 1))
-                guard let rowPlan = plan.plans[number] else { continue }
-                let id = objectID(for: rowPlan.entity, primaryKey: pk)
-                result.append((id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
+                if number != lastNumber {
+                    lastNumber = number
+                    lastPlan = plan.plans[number]
+                }
+                guard let rowPlan = lastPlan else { continue }
+                let id = ids.objectID(for: rowPlan.entity, primaryKey: pk)
+                result.append(FetchedRow(id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
             }
             return result
         }
@@ -667,12 +681,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try write { db in
             // Permanent IDs, inside the transaction so a failed save leaves Z_PRIMARYKEY as it was.
             // Objects given permanent IDs earlier (obtainPermanentIDs) keep them.
-            let needingKeys = changes.inserted.filter { $0.objectID.isTemporaryID }
-            mapping.reserveCapacity(needingKeys.count)
-            for group in Dictionary(grouping: needingKeys, by: { ObjectIdentifier($0.entity) }).values {
-                let entity = group[0].entity
-                let keys = try allocate(db, entity: entity, count: group.count)
-                for (record, key) in zip(group, keys) { mapping[record.objectID.key] = objectID(for: entity, primaryKey: key) }
+            let groups = Self.temporaryIDGroups(changes.inserted)
+            mapping.reserveCapacity(groups.reduce(0) { $0 + $1.positions.count })
+            let ids = objectIDFactory
+            for group in groups {
+                let keys = try allocate(db, entity: group.entity, count: group.positions.count)
+                for (position, key) in zip(group.positions, keys) {
+                    mapping[changes.inserted[position].objectID.key] = ids.objectID(for: group.entity, primaryKey: key)
+                }
             }
             let primaryKey: (NSManagedObjectID) -> Int64? = { id in
                 if let permanent = mapping[id.key] { return permanent.primaryKey }
@@ -691,6 +707,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         SQLDebugLog.save(inserted: changes.inserted.count, updated: changes.updated.count, deleted: changes.deleted.count, start: start)
         return mapping
+    }
+
+    /// The positions of the inserted records that still have temporary IDs, grouped by entity
+    /// (a save holds few entities, mostly in runs: a linear search, no hashing per record).
+    static func temporaryIDGroups(_ inserted: [SaveRecord]) -> [(entity: NSEntityDescription, positions: [Int])] {
+        var groups: [(entity: NSEntityDescription, positions: [Int])] = []
+        var current = -1
+        for (position, record) in inserted.enumerated() where record.objectID.isTemporaryID {
+            if current < 0 || groups[current].entity !== record.entity {
+                current = groups.firstIndex { $0.entity === record.entity } ?? -1
+                if current < 0 {
+                    groups.append((record.entity, []))
+                    current = groups.count - 1
+                }
+            }
+            groups[current].positions.append(position)
+        }
+        return groups
     }
 
     /// The prepared SQL, statements and column order for writing one entity's rows.

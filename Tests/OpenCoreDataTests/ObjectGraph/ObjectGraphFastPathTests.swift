@@ -1,0 +1,220 @@
+import Foundation
+@testable import OpenCoreDataCore
+import OpenCoreData
+import Testing
+
+/// The shortcuts of the object graph's hot paths give the same answers as the general code:
+/// bulk word writes, the all-words validation pass, per-context blocks of temporary IDs, identity
+/// equality without a dynamic cast, and a save's records grouped by store with the last answer kept.
+@Suite struct ObjectGraphFastPathTests {
+    private static func numbersModel(optional: Bool = true) -> (NSManagedObjectModel, NSEntityDescription) {
+        let attributes = (0..<3).map { index in
+            let attribute = NSAttributeDescription(name: "n\(index)", type: .integer64AttributeType)
+            attribute.isOptional = optional
+            return attribute
+        }
+        let entity = NSEntityDescription(name: "Numbers", properties: attributes)
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return (model, entity)
+    }
+
+    private static func context(_ model: NSManagedObjectModel, type: String = NSInMemoryStoreType, at url: URL? = nil) throws -> NSManagedObjectContext {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: nil)
+        return TestSupport.context(coordinator)
+    }
+
+    /// The code of the error a save throws, nil when it succeeds (a number, so a failed
+    /// expectation prints no object graph).
+    private static func saveErrorCode(_ context: NSManagedObjectContext) -> Int? {
+        do {
+            try context.save()
+            return nil
+        } catch {
+            return (error as NSError).code
+        }
+    }
+
+    @Test func wordWriterSetsWordsAndReplacesOverflowValues() {
+        let layout = SlotLayout(kinds: [.int64, .double, .cell])
+        var values = SlotValues(layout: layout)
+        values[0] = "kept in the overflow"
+        let shared = values
+        values.writeWords { writer in
+            writer.set(UInt64(bitPattern: -5), at: 0)
+            writer.set((2.5).bitPattern, at: 1)
+        }
+        #expect(values[0] as? Int64 == -5, "a word written over an overflow value replaces it")
+        #expect(values[1] as? Double == 2.5)
+        #expect(values.word(at: 0) == UInt64(bitPattern: -5))
+        #expect(shared[0] as? String == "kept in the overflow", "writing words copies shared storage first")
+        #expect(shared[1] == nil)
+    }
+
+    @Test func onlyWordsMeansEverySlotHoldsAWord() {
+        var values = SlotValues(layout: SlotLayout(kinds: [.int64, .bool]))
+        #expect(!values.holdsOnlyWords, "nil slots")
+        values[0] = Int64(1)
+        #expect(!values.holdsOnlyWords, "one slot still nil")
+        values[1] = true
+        #expect(values.holdsOnlyWords)
+        values[1] = "not a Bool"
+        #expect(!values.holdsOnlyWords, "a value in the overflow")
+        var withCell = SlotValues(layout: SlotLayout(kinds: [.int64, .cell]))
+        withCell[0] = Int64(1)
+        withCell[1] = "x"
+        #expect(!withCell.holdsOnlyWords, "a layout with cells never qualifies")
+    }
+
+    @Test func validationStillRejectsMissingAndMistypedValues() throws {
+        let (model, entity) = Self.numbersModel(optional: false)
+        let context = try Self.context(model)
+        let complete = NSManagedObject(entity: entity, insertInto: context)
+        for key in ["n0", "n1", "n2"] { complete.setValue(Int64(1), forKey: key) }
+        try context.save()
+
+        let missing = NSManagedObject(entity: entity, insertInto: context)
+        missing.setValue(Int64(1), forKey: "n0")
+        missing.setValue(Int64(2), forKey: "n1")
+        missing.setValue(nil, forKey: "n2")
+        #expect(Self.saveErrorCode(context) == NSValidationMissingMandatoryPropertyError)
+        missing.setValue(Int64(3), forKey: "n2")
+        missing.setValue("three", forKey: "n1")
+        #expect(Self.saveErrorCode(context) == NSManagedObjectValidationError)
+        missing.setValue(Int64(3), forKey: "n1")
+        try context.save()
+        #expect(!context.hasChanges)
+    }
+
+    @Test func temporaryIDsAreUniqueAcrossContextsAndBecomePermanent() throws {
+        let (model, entity) = Self.numbersModel()
+        let first = try Self.context(model)
+        let second = try Self.context(model)
+        let objects = (0..<1500).map { index in
+            NSManagedObject(entity: entity, insertInto: index % 2 == 0 ? first : second)
+        }
+        let temporary = objects.map(\.objectID)
+        #expect(temporary.allSatisfy { $0.isTemporaryID })
+        #expect(Set(temporary).count == objects.count, "no two new objects share a temporary ID")
+        #expect(Set(temporary.map { $0.uriRepresentation() }).count == objects.count)
+        for (object, id) in zip(objects, temporary) {
+            #expect(object.objectID === id, "the ID stays the same object until the save")
+            #expect(object.managedObjectContext?.registeredObject(for: id) === object)
+        }
+        try first.save()
+        try second.save()
+        for (object, id) in zip(objects, temporary) {
+            let context = object.managedObjectContext!
+            #expect(!object.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: object.objectID) === object)
+            #expect(context.object(with: object.objectID) === object)
+            #expect(context.registeredObject(for: id) == nil, "the temporary ID is retired")
+        }
+        // A child context's new objects get temporary IDs too, and permanent ones once saved up.
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = first
+        let childIDs = try child.performAndWait {
+            let made = (0..<3).map { _ in NSManagedObject(entity: entity, insertInto: child) }
+            #expect(Set(made.map(\.objectID)).count == 3)
+            #expect(made.allSatisfy { $0.objectID.isTemporaryID })
+            try child.save()
+            return made.map(\.objectID)
+        }
+        for id in childIDs { #expect(first.registeredObject(for: id) != nil) }
+        try first.save()
+        #expect(first.insertedObjects.isEmpty)
+    }
+
+    @Test func objectEqualityIsIdentityWhateverWrapsTheObject() throws {
+        let (model, entity) = Self.numbersModel()
+        let context = try Self.context(model)
+        let object = NSManagedObject(entity: entity, insertInto: context)
+        let other = NSManagedObject(entity: entity, insertInto: context)
+        #expect(object.isEqual(object))
+        #expect(object.isEqual(object as NSObject))
+        #expect(object.isEqual(AnyHashable(object)), "an object inside AnyHashable is still the object")
+        #expect(object.isEqual(Optional(object) as Any))
+        #expect(!object.isEqual(other))
+        #expect(!object.isEqual(nil))
+        #expect(!object.isEqual("text"))
+        let address = Int(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+        #expect(!object.isEqual(address), "an integer equal to the object's address is not the object")
+        #expect(Set([object, other, object]).count == 2)
+    }
+
+    @Test func objectIDEqualityComparesIdentityKeysAcrossInstances() throws {
+        let (model, entity) = Self.numbersModel()
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Self.context(model, type: NSSQLiteStoreType, at: directory.appendingPathComponent("ids.sqlite"))
+        let object = NSManagedObject(entity: entity, insertInto: context)
+        let other = NSManagedObject(entity: entity, insertInto: context)
+        try context.save()
+        let id = object.objectID
+        let coordinator = context.persistentStoreCoordinator!
+        let copy = try #require(coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+        #expect(copy !== id, "a second instance for the same object")
+        #expect(id.isEqual(copy))
+        #expect(copy.isEqual(id))
+        #expect(id.isEqual(AnyHashable(copy)))
+        #expect(!id.isEqual(other.objectID))
+        #expect(!id.isEqual(object), "an object is not its ID")
+        #expect(!id.isEqual(nil))
+        #expect(Set([id, copy, other.objectID]).count == 2)
+        // Fetching, object(with:) and registeredObject(for:) find the one registered object by either instance.
+        #expect(context.registeredObject(for: copy) === object)
+        #expect(context.object(with: copy) === object)
+        let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Numbers"))
+        #expect(fetched.contains { $0 === object })
+        #expect(fetched.count == 2)
+    }
+
+    @Test func aSaveSpanningTwoStoresSendsEachRecordToItsStore() throws {
+        let model = TestSupport.makeCompanyModel()
+        let entities = model.entitiesByName
+        model.setEntities([entities["Company"]!], forConfigurationName: "LeftStore")
+        model.setEntities([entities["Project"]!], forConfigurationName: "RightStore")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let left = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "LeftStore", at: directory.appendingPathComponent("left.sqlite"), options: nil)
+        let right = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: "RightStore", at: nil, options: nil)
+        let context = TestSupport.context(coordinator)
+        // Alternating entities, so the kept answer changes with every record.
+        let objects = (0..<20).map { index in
+            let object = NSEntityDescription.insertNewObject(forEntityName: index % 2 == 0 ? "Company" : "Project", into: context)
+            object.setValue("\(index)", forKey: index % 2 == 0 ? "name" : "title")
+            return object
+        }
+        try context.save()
+        let storesRight = objects.enumerated().allSatisfy { index, object in object.objectID.persistentStore === (index % 2 == 0 ? left : right) }
+        #expect(storesRight)
+        for (index, object) in objects.enumerated() {
+            let key = index % 2 == 0 ? "name" : "title"
+            if index % 3 == 0 {
+                context.delete(object)
+            } else {
+                object.setValue("\(index * 10)", forKey: key)
+            }
+        }
+        try context.save()
+        let reader = TestSupport.context(coordinator)
+        let leftValues = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company")).compactMap { $0.value(forKey: "name") as? String }
+        let rightValues = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Project")).compactMap { $0.value(forKey: "title") as? String }
+        let leftSorted = leftValues.compactMap { Int($0) }.sorted()
+        let rightSorted = rightValues.compactMap { Int($0) }.sorted()
+        #expect(leftSorted == [20, 40, 80, 100, 140, 160])
+        #expect(rightSorted == [10, 50, 70, 110, 130, 170, 190])
+    }
+
+    @Test func hashMapReplacesTheValueOfAKeyAlreadyPresent() {
+        var map = FastHashMap<ObjectIdentifier, String>()
+        let keys = (0..<100).map { _ in NSObject() }
+        for key in keys { map[ObjectIdentifier(key)] = "first" }
+        for key in keys.prefix(50) { map[ObjectIdentifier(key)] = "second" }
+        #expect(map.count == 100)
+        #expect(keys.prefix(50).allSatisfy { map[ObjectIdentifier($0)] == "second" })
+        #expect(keys.suffix(50).allSatisfy { map[ObjectIdentifier($0)] == "first" })
+    }
+}
