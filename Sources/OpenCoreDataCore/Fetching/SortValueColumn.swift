@@ -117,6 +117,31 @@ struct SortValueColumn {
         }
     }
 
+    /// Clears `equal[row]` for each row whose value differs from the row before (a numeric column:
+    /// exact equality, NULL equal to NULL).
+    func markRowsEqualToPrevious(_ equal: inout UnsafeMutableBufferPointer<Bool>) {
+        switch kind {
+        case .integer:
+            integers.withUnsafeBufferPointer { values in
+                integerNulls.withUnsafeBufferPointer { nulls in
+                    for row in 1..<max(values.count, 1) {
+                        let same = nulls[row] == nulls[row - 1] && (nulls[row] || values[row] == values[row - 1])
+                        equal[row] = equal[row] && same
+                    }
+                }
+            }
+        case .double:
+            doubles.withUnsafeBufferPointer { values in
+                for row in 1..<max(values.count, 1) {
+                    let same = values[row] == values[row - 1] || (values[row].isNaN && values[row - 1].isNaN)
+                    equal[row] = equal[row] && same
+                }
+            }
+        case .string, .other:
+            preconditionFailure("Only numeric columns are compared for exact equality.")
+        }
+    }
+
     /// Removes the value of a row.
     mutating func remove(at index: Int) {
         switch kind {

@@ -94,6 +94,73 @@ struct SortedRows {
     /// (negative, temporary) ones after all saved ones, oldest first.
     @inline(__always)
     static func tieRank(_ key: Int64) -> Int64 { key >= 0 ? key & primaryKeyMask : (Int64.max / 2) &- key }
+
+    /// Puts each run of rows with equal sort values in `tieRank` order of their keys, for rows read
+    /// sorted without a tie-break; every column must be numeric (integer or double), where equal
+    /// means exactly equal. Only keys move (the values of a run are the same). One pass when the
+    /// ties are in order already, as they usually are.
+    mutating func orderNumericTiesByKey() {
+        // A first pass looks for a tie out of order, column by column within each chunk, then
+        // across each chunk boundary.
+        var equalToPrevious = [Bool]()
+        var outOfOrder = false
+        for chunk in chunks.indices where !outOfOrder {
+            let count = chunks[chunk].keys.count
+            equalToPrevious.removeAll(keepingCapacity: true)
+            equalToPrevious.append(contentsOf: repeatElement(true, count: count))
+            equalToPrevious.withUnsafeMutableBufferPointer { equal in
+                for column in chunks[chunk].columns {
+                    column.markRowsEqualToPrevious(&equal)
+                }
+                chunks[chunk].keys.withUnsafeBufferPointer { keys in
+                    for row in 1..<max(count, 1) where equal[row] && Self.tieRank(keys[row]) < Self.tieRank(keys[row - 1]) {
+                        outOfOrder = true
+                        return
+                    }
+                }
+            }
+            if chunk > 0, count > 0, let last = chunks[chunk - 1].keys.last {
+                let boundaryTie = chunks.withUnsafeBufferPointer { chunks in
+                    Self.numericValuesEqual(chunks.baseAddress! + chunk - 1, chunks[chunk - 1].keys.count - 1, chunks.baseAddress! + chunk, 0)
+                }
+                if boundaryTie && Self.tieRank(chunks[chunk].keys[0]) < Self.tieRank(last) { outOfOrder = true }
+            }
+        }
+        guard outOfOrder else { return }
+        // Each row's place as (chunk, row), in order, then each run of equal values sorted by key.
+        let places = chunks.indices.flatMap { chunk in chunks[chunk].keys.indices.map { (chunk: chunk, row: $0) } }
+        var start = 0
+        while start < places.count {
+            var end = start + 1
+            while end < places.count && chunks.withUnsafeBufferPointer({ chunks in
+                Self.numericValuesEqual(chunks.baseAddress! + places[start].chunk, places[start].row, chunks.baseAddress! + places[end].chunk, places[end].row)
+            }) { end += 1 }
+            if end - start > 1 {
+                let keys = places[start..<end].map { chunks[$0.chunk].keys[$0.row] }.sorted { Self.tieRank($0) < Self.tieRank($1) }
+                for (place, key) in zip(places[start..<end], keys) { chunks[place.chunk].keys[place.row] = key }
+            }
+            start = end
+        }
+    }
+
+    /// Whether two rows' numeric sort values are all equal (NULL equals NULL).
+    @inline(__always)
+    private static func numericValuesEqual(_ first: UnsafePointer<SortedRowsChunk>, _ row: Int, _ second: UnsafePointer<SortedRowsChunk>, _ otherRow: Int) -> Bool {
+        for column in first.pointee.columns.indices {
+            switch first.pointee.columns[column].kind {
+            case .integer:
+                let isNull = first.pointee.columns[column].integerNulls[row]
+                guard isNull == second.pointee.columns[column].integerNulls[otherRow] else { return false }
+                if !isNull && first.pointee.columns[column].integers[row] != second.pointee.columns[column].integers[otherRow] { return false }
+            case .double:
+                let (value, other) = (first.pointee.columns[column].doubles[row], second.pointee.columns[column].doubles[otherRow])
+                guard value == other || (value.isNaN && other.isNaN) else { return false }
+            case .string, .other:
+                preconditionFailure("Ties are ordered in memory for numeric sort columns only.")
+            }
+        }
+        return true
+    }
 }
 
 /// Section runs built row by row: consecutive rows with one name form a section; a name that

@@ -20,7 +20,9 @@ struct SQLFetchBuilder {
     /// Tokens of predicates registered for `OCD_MATCH` during this query.
     private(set) var matchTokens: [Int64] = []
 
-    init(schema: SQLiteSchema, entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>) throws {
+    /// `tieBreakByPrimaryKey`: rows with equal sort values come in primary key order (off only for
+    /// a reader that orders ties itself).
+    init(schema: SQLiteSchema, entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, tieBreakByPrimaryKey: Bool = true) throws {
         self.schema = schema
         self.entity = entity
         self.request = request
@@ -63,7 +65,7 @@ struct SQLFetchBuilder {
         // Rows whose sort values are equal come in primary key order, so that results (and a
         // fetched results controller's incremental updates) are deterministic.
         // (Dictionary results, which may be grouped or distinct, keep the order SQLite gives.)
-        if !orderings.isEmpty && request.resultType != .dictionaryResultType { orderings.append("t0.Z_PK") }
+        if tieBreakByPrimaryKey && !orderings.isEmpty && request.resultType != .dictionaryResultType { orderings.append("t0.Z_PK") }
         orderClause = orderings.isEmpty ? "" : " ORDER BY " + orderings.joined(separator: ", ")
     }
 

@@ -9,7 +9,20 @@ extension SQLiteStore {
     func readSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
                         sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
         guard let mapping = schema.mapping(for: entity), let sorts = request.sortDescriptors, !sorts.isEmpty else { return nil }
-        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        // Ties in primary key order: put there in memory (usually nothing to do, SQLite's sorter
+        // keeps the scan's order) rather than by a third sort key SQLite would compare on every
+        // step, when that can't change which rows are read (no limit or offset) or their sections
+        // (the section key is a sort key) and the sort values compare exactly (numbers and dates).
+        let numeric = sorts.allSatisfy { descriptor in
+            guard let key = descriptor.key, !key.contains("."), let attribute = entity.frozenPropertiesByName[key] as? NSAttributeDescription else { return false }
+            switch SortValue.Kind(attribute) {
+            case .integer, .double: return true
+            case .string, .other: return false
+            }
+        }
+        let ordersTiesInMemory = numeric && request.fetchLimit == 0 && request.fetchOffset == 0
+            && (sectionNameKeyPath == nil || sorts.contains { $0.key == sectionNameKeyPath })
+        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request, tieBreakByPrimaryKey: !ordersTiesInMemory)
         defer { query.releaseTokens() }
         var columns = ["t0.Z_PK"]
         let readsEntity = mapping.numbersWithSubentities.count > 1 && request.includesSubentities
@@ -83,6 +96,7 @@ extension SQLiteStore {
             }
             if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
             rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.runs
+            if ordersTiesInMemory { rows.orderNumericTiesByKey() }
             return rows
         }
         query.log(sql: sql, rows: result.count, start: start)
