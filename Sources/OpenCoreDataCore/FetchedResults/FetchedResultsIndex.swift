@@ -125,6 +125,13 @@ final class FetchedResultsIndex {
     /// All keys, in order.
     var allKeys: [Int64] { keys(in: 0..<count) }
 
+    /// The keys in order as they are now, to read later (from any thread): the chunks' key arrays
+    /// are shared, not copied (copy on write keeps them as they are when the index changes).
+    var keysToReadLater: UncheckedSendable<() -> [Int64]> {
+        let keyArrays = order.map { chunks[Int($0)].keys }
+        return UncheckedSendable { Array(keyArrays.joined()) }
+    }
+
     // MARK: Changing
 
     /// Why a row can't be placed: its section name is not grouped by the sort.

@@ -354,13 +354,14 @@ final class FetchedResultsState {
     private func snapshot(reloading changed: [NSManagedObject]) -> NSDiffableDataSourceSnapshot<String, NSManagedObjectID> {
         guard let index else { return NSDiffableDataSourceSnapshot() }
         let sections = Array(zip(index.sectionNames, index.sectionRowCounts))
-        let keys = index.allKeys
+        let keys = index.keysToReadLater
         // What turns keys into object IDs, captured now (unsaved objects' IDs resolved now).
         let temporaryIDs = temporaryObjects.mapValues(\.objectID)
         let origins = UncheckedSendable(origins.map { origin -> (NSEntityDescription, String, Int) in (origin.entity, origin.store.identifier, origin.store.storeNumber) })
         let reloaded = changed.map(\.objectID)
         return NSDiffableDataSourceSnapshot {
             var contents = SnapshotContents<String, NSManagedObjectID>()
+            let keys = keys.value()
             var start = 0
             for (name, count) in sections {
                 contents.appendSections([name])
