@@ -27,7 +27,7 @@ func openStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
 
 /// Creates a store holding `rows` rows, written with raw SQL for speed.
 func prepareFetchStore(_ url: URL, rows: Int) throws {
-    try? FileManager.default.removeItem(at: url)
+    removeStore(url)
     _ = try openStore(url)
     let queue = try DatabaseQueue(path: url.path)
     try queue.write { db in
@@ -100,7 +100,7 @@ func int64WithoutCast(_ value: Any?) -> Int64 {
 }
 
 func insertRaw(_ url: URL, rows: Int) throws -> Int64 {
-    try? FileManager.default.removeItem(at: url)
+    removeStore(url)
     _ = try openStore(url)  // the same empty Core Data schema
     var db: OpaquePointer?
     sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE, nil)
@@ -121,7 +121,7 @@ func insertRaw(_ url: URL, rows: Int) throws -> Int64 {
 }
 
 func insertOpenCoreData(_ url: URL, rows: Int) throws -> Int64 {
-    try? FileManager.default.removeItem(at: url)
+    removeStore(url)
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = coordinator
@@ -172,7 +172,7 @@ func openQueryStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
 }
 
 func prepareQueryStore(_ url: URL, rows: Int) throws {
-    try? FileManager.default.removeItem(at: url)
+    removeStore(url)
     _ = try openQueryStore(url)
     let queue = try DatabaseQueue(path: url.path)
     try queue.write { db in
@@ -419,6 +419,12 @@ func measure(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
     return Measurement(seconds: Double(text[0]) ?? .nan, peakKiB: usage.ru_maxrss, checksum: String(text[1]))
 }
 
+/// Removes a store file with its WAL and shared-memory files (a stale WAL left beside a fresh copy
+/// would be replayed into it, and grow run after run).
+func removeStore(_ url: URL) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+}
+
 func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     let fetchURL = directory.appendingPathComponent("fetch.sqlite")
     let insertURL = directory.appendingPathComponent("insert-\(mode).sqlite")
@@ -439,7 +445,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "frc-cached": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
     case "frc-change-ocd", "frc-change-diff", "frc-changes-ocd", "frc-changes-diff":
         let copy = directory.appendingPathComponent("\(mode).sqlite")
-        try? FileManager.default.removeItem(at: copy)
+        removeStore(copy)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
         let count = mode.hasPrefix("frc-changes") ? 10_000 : 1
         let (seconds, result) = mode.hasSuffix("ocd") ? try controllerChangeOpenCoreData(copy, changes: count) : try controllerChangeRefetchAndDiff(copy, changes: count)
@@ -448,7 +454,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "update-raw", "update-ocd", "delete-raw", "delete-ocd":
         // Each run works on a fresh copy of the query store, made before the clock starts.
         let copy = directory.appendingPathComponent("\(mode).sqlite")
-        try? FileManager.default.removeItem(at: copy)
+        removeStore(copy)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
         let begin = now()
         switch mode {
