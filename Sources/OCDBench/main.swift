@@ -323,8 +323,8 @@ func controllerOpenCoreData(_ url: URL, cacheName: String?, withDelegate: Bool =
     return try context.performAndWait {
         let controller = NSFetchedResultsController(fetchRequest: controllerRequest(), managedObjectContext: context, sectionNameKeyPath: "category", cacheName: cacheName)
         // A table view's delegate (per-change callbacks, no snapshot method) turns tracking on.
-        let delegate = CountingDelegate()
-        if withDelegate { controller.delegate = delegate }
+        let delegate = withDelegate ? CountingDelegate() : nil
+        controller.delegate = delegate
         try controller.performFetch()
         // What a table asks first: the section counts, then the first screen of rows.
         let sections = controller.sections ?? []

@@ -597,6 +597,7 @@ private struct KeyMarks {
     }
 
     /// Whether a key is marked.
+    @inline(__always)
     func contains(_ key: Int64) -> Bool {
         key >= 0 && key < limit && bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0
     }
@@ -605,17 +606,11 @@ private struct KeyMarks {
     /// `count` were found.
     func scan(_ keys: ContiguousArray<Int64>, stoppingAfter count: Int, _ found: (Int, Int64) -> Void) {
         var left = count
-        let limit = UInt64(self.limit)
-        bits.withUnsafeBufferPointer { bits in
-            keys.withUnsafeBufferPointer { keys in
-                for offset in 0..<keys.count {
-                    let key = keys[offset]
-                    // Negative keys wrap to huge unsigned values and fail the range test.
-                    guard UInt64(bitPattern: key) < limit, bits[Int(key >> 6)] & (1 << UInt64(key & 63)) != 0 else { continue }
-                    found(offset, key)
-                    left -= 1
-                    if left == 0 { return }
-                }
+        keys.withUnsafeBufferPointer { keys in
+            for offset in 0..<keys.count where contains(keys[offset]) {
+                found(offset, keys[offset])
+                left -= 1
+                if left == 0 { return }
             }
         }
     }

@@ -117,6 +117,21 @@ struct SortValueColumn {
         }
     }
 
+    /// Whether row `row` holds the same value as row `otherRow` of another numeric column of the
+    /// same kind (exact equality, NULL equal to NULL).
+    func hasNumericValue(at row: Int, equalTo other: SortValueColumn, at otherRow: Int) -> Bool {
+        switch kind {
+        case .integer:
+            let isNull = integerNulls[row]
+            return isNull == other.integerNulls[otherRow] && (isNull || integers[row] == other.integers[otherRow])
+        case .double:
+            let (value, otherValue) = (doubles[row], other.doubles[otherRow])
+            return value == otherValue || (value.isNaN && otherValue.isNaN)
+        case .string, .other:
+            preconditionFailure("Only numeric columns are compared for exact equality.")
+        }
+    }
+
     /// Clears `equal[row]` for each row whose value differs from the row before (a numeric column:
     /// exact equality, NULL equal to NULL).
     func markRowsEqualToPrevious(_ equal: inout UnsafeMutableBufferPointer<Bool>) {

@@ -119,11 +119,9 @@ struct SortedRows {
                     }
                 }
             }
-            if chunk > 0, count > 0, let last = chunks[chunk - 1].keys.last {
-                let boundaryTie = chunks.withUnsafeBufferPointer { chunks in
-                    Self.numericValuesEqual(chunks.baseAddress! + chunk - 1, chunks[chunk - 1].keys.count - 1, chunks.baseAddress! + chunk, 0)
-                }
-                if boundaryTie && Self.tieRank(chunks[chunk].keys[0]) < Self.tieRank(last) { outOfOrder = true }
+            if chunk > 0, count > 0, let last = chunks[chunk - 1].keys.last,
+               numericValuesEqual((chunk - 1, chunks[chunk - 1].count - 1), (chunk, 0)), Self.tieRank(chunks[chunk].keys[0]) < Self.tieRank(last) {
+                outOfOrder = true
             }
         }
         guard outOfOrder else { return }
@@ -132,9 +130,7 @@ struct SortedRows {
         var start = 0
         while start < places.count {
             var end = start + 1
-            while end < places.count && chunks.withUnsafeBufferPointer({ chunks in
-                Self.numericValuesEqual(chunks.baseAddress! + places[start].chunk, places[start].row, chunks.baseAddress! + places[end].chunk, places[end].row)
-            }) { end += 1 }
+            while end < places.count && numericValuesEqual(places[start], places[end]) { end += 1 }
             if end - start > 1 {
                 let keys = places[start..<end].map { chunks[$0.chunk].keys[$0.row] }.sorted { Self.tieRank($0) < Self.tieRank($1) }
                 for (place, key) in zip(places[start..<end], keys) { chunks[place.chunk].keys[place.row] = key }
@@ -144,22 +140,10 @@ struct SortedRows {
     }
 
     /// Whether two rows' numeric sort values are all equal (NULL equals NULL).
-    @inline(__always)
-    private static func numericValuesEqual(_ first: UnsafePointer<SortedRowsChunk>, _ row: Int, _ second: UnsafePointer<SortedRowsChunk>, _ otherRow: Int) -> Bool {
-        for column in first.pointee.columns.indices {
-            switch first.pointee.columns[column].kind {
-            case .integer:
-                let isNull = first.pointee.columns[column].integerNulls[row]
-                guard isNull == second.pointee.columns[column].integerNulls[otherRow] else { return false }
-                if !isNull && first.pointee.columns[column].integers[row] != second.pointee.columns[column].integers[otherRow] { return false }
-            case .double:
-                let (value, other) = (first.pointee.columns[column].doubles[row], second.pointee.columns[column].doubles[otherRow])
-                guard value == other || (value.isNaN && other.isNaN) else { return false }
-            case .string, .other:
-                preconditionFailure("Ties are ordered in memory for numeric sort columns only.")
-            }
+    private func numericValuesEqual(_ first: (chunk: Int, row: Int), _ second: (chunk: Int, row: Int)) -> Bool {
+        chunks[first.chunk].columns.indices.allSatisfy { column in
+            chunks[first.chunk].columns[column].hasNumericValue(at: first.row, equalTo: chunks[second.chunk].columns[column], at: second.row)
         }
-        return true
     }
 }
 
