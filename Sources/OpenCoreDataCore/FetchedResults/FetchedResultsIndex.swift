@@ -224,25 +224,9 @@ final class FetchedResultsIndex {
             keptPerSection[section] -= 1
             result.oldPlaces[row.input] = (position, section, position - sectionCounts.prefix(section))
         }
-        // Each entry's place among the old rows (its slot and the offset of the first row that
-        // sorts after it), then the entries in order; entries with one place are compared.
-        let places = places(ofRows: 0..<entering.count, of: entering)
-        // Sorted by place (packed in one integer), then each run of one place by comparing rows.
-        let packed = places.map { Int64($0.slot) << 32 | Int64($0.offset) }
-        var sequence = Array(0..<entering.count)
-        sequence.sort { packed[$0] < packed[$1] }
-        var tieStart = 0
-        while tieStart < sequence.count {
-            var tieEnd = tieStart + 1
-            while tieEnd < sequence.count && packed[sequence[tieEnd]] == packed[sequence[tieStart]] { tieEnd += 1 }
-            if tieEnd - tieStart > 1 {
-                let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
-                withUnsafePointer(to: entering) { entering in
-                    sequence[tieStart..<tieEnd].sort { rowOrder.sortsBefore($0, of: entering, $1, of: entering) }
-                }
-            }
-            tieStart = tieEnd
-        }
+        // The entries in order, and each one's place among the old rows (its slot and the offset
+        // of the first row that sorts after it).
+        let (sequence, places) = orderedPlaces(of: entering)
         // Section numbers for the entries (existing ones, then new names), and the new section
         // runs: the kept rows' sections with the entries between them; a section that comes back
         // after another is out of order. Only the runs are walked, never the rows.
@@ -461,6 +445,48 @@ final class FetchedResultsIndex {
             }
         }
         return result
+    }
+
+    /// The rows of a chunk in order, and each row's place among the indexed rows (by row index):
+    /// its chunk slot and the offset of the first row there that sorts after it.
+    ///
+    /// The rows are sorted among themselves first (they are few and close together), then placed
+    /// in one walk over the chunks in order: each chunk is visited once, and a row's search starts
+    /// where the previous row's ended. Placing rows one by one in random order would instead jump
+    /// between chunks, and memory misses, not comparisons, would set the cost.
+    private func orderedPlaces(of rows: borrowing SortedRowsChunk) -> (sequence: [Int], places: [(slot: Int32, offset: Int32)]) {
+        let order = self.order
+        let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
+        var sequence = Array(0..<rows.count)
+        var places = [(slot: Int32, offset: Int32)](repeating: (0, 0), count: rows.count)
+        withUnsafePointer(to: rows) { rows in
+            sequence.sort { rowOrder.sortsBefore($0, of: rows, $1, of: rows) }
+            chunks.withUnsafeBufferPointer { chunks in
+                guard let base = chunks.baseAddress else { return }
+                var slot = 0
+                var lower = 0
+                for row in sequence {
+                    // The first chunk whose last row sorts after this row (else the last chunk).
+                    var movedOn = false
+                    while slot < order.count - 1 {
+                        let id = Int(order[slot])
+                        let last = base[id].keys.count - 1
+                        if last >= 0 && rowOrder.sortsBefore(row, of: rows, last, of: base + id) { break }
+                        slot += 1
+                        movedOn = true
+                    }
+                    if movedOn { lower = 0 }
+                    let id = Int(order[slot])
+                    var upper = base[id].keys.count
+                    while lower < upper {
+                        let middle = (lower + upper) / 2
+                        if rowOrder.sortsBefore(row, of: rows, middle, of: base + id) { upper = middle } else { lower = middle + 1 }
+                    }
+                    places[row] = (Int32(slot), Int32(lower))
+                }
+            }
+        }
+        return (sequence, places)
     }
 
     /// Puts a chunk in a free slot of `chunks` (or a new one) and returns its id.

@@ -415,6 +415,11 @@ final class FetchedResultsState {
             for object in changedSets.joined() where seen.insert(ObjectIdentifier(object)).inserted { changed.append(object) }
         }
         guard !deleted.isEmpty || !changed.isEmpty else { return }
+        // In memory order: the objects' own memory, not the work done with them, sets the cost of
+        // a large change (every first touch of an object far from the last one is a cache and TLB
+        // miss), and objects fetched together were allocated together.
+        deleted.sortByAddress()
+        changed.sortByAddress()
         refreshTemporaryKeys()
         let oldSections = index.sectionNames
         var rows: [FetchedResultsChanges.TouchedRow]

@@ -96,6 +96,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     deinit {
         undoRecorder?.stopObserving()
         persistentStoreCoordinatorRoot?.forget(self)
+        // The objects this context alone keeps alive are freed in memory order.
+        _ = registry.removeAllValuesInAddressOrder()
     }
 
     // MARK: Parent
@@ -715,11 +717,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// which refer to them, are removed.
     public func reset() {
         discardUndoHistory()
-        for object in registry.values {
+        for object in registry.removeAllValuesInAddressOrder() {
             object.managedObjectContext = nil
             object.values = SlotValues()
         }
-        registry = [:]
         clearChangeTracking()
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
     }

@@ -139,12 +139,37 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
     private mutating func resize(minimumCapacity: Int) {
         var size = max(8, entries.count * 2)
         while minimumCapacity * 4 > size * 3 { size *= 2 }
-        let old = entries
+        var old = entries
         entries = Array(repeating: nil, count: size)
         mask = size - 1
         shift = UInt64(64 - size.trailingZeroBitCount)
         count = 0
-        for case let entry? in old { addAbsent(entry.value, forKey: entry.key) }
+        // Entries are moved, not copied: copying would retain and release every value, touching
+        // each object in hash order.
+        old.withUnsafeMutableBufferPointer { old in
+            for index in old.indices {
+                if let entry = old[index].take() { addAbsent(entry.value, forKey: entry.key) }
+            }
+        }
+    }
+}
+
+extension FastHashMap where Value: AnyObject {
+    /// Empties the map and returns its values in address order (see `sortByAddress()`), moved out
+    /// without touching the objects: releasing them in that order (or visiting them) sweeps the
+    /// heap forward instead of jumping across it in hash order.
+    mutating func removeAllValuesInAddressOrder() -> [Value] {
+        var old = entries
+        var values: [Value] = []
+        values.reserveCapacity(count)
+        self = FastHashMap()
+        old.withUnsafeMutableBufferPointer { old in
+            for index in old.indices {
+                if let entry = old[index].take() { values.append(entry.value) }
+            }
+        }
+        values.sortByAddress()
+        return values
     }
 }
 

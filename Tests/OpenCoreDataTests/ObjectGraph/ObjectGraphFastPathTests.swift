@@ -217,4 +217,93 @@ import Testing
         #expect(keys.prefix(50).allSatisfy { map[ObjectIdentifier($0)] == "second" })
         #expect(keys.suffix(50).allSatisfy { map[ObjectIdentifier($0)] == "first" })
     }
+
+    /// A value held only by the map (its key is another object's identity).
+    private final class Box {
+        let number: Int
+        init(_ number: Int) { self.number = number }
+    }
+
+    @Test func hashMapKeepsEveryValueAliveThroughGrowthAndReleasesThemWithIt() {
+        let keys = (0..<5_000).map { _ in NSObject() }
+        var watchers: [Weak<Box>] = []
+        do {
+            var map = FastHashMap<ObjectIdentifier, Box>()
+            // Growing from empty moves the entries many times; the map alone holds the boxes.
+            for (number, key) in keys.enumerated() {
+                let box = Box(number)
+                watchers.append(Weak(box))
+                map[ObjectIdentifier(key)] = box
+            }
+            #expect(map.count == keys.count)
+            #expect(keys.enumerated().allSatisfy { map[ObjectIdentifier($0.element)]?.number == $0.offset })
+            #expect(watchers.allSatisfy { $0.value != nil })
+        }
+        #expect(watchers.allSatisfy { $0.value == nil })
+    }
+
+    @Test func hashMapGivesUpItsValuesInAddressOrder() {
+        let keys = (0..<2_000).map { _ in NSObject() }
+        var map = FastHashMap<ObjectIdentifier, Box>()
+        var watchers: [Weak<Box>] = []
+        for (number, key) in keys.enumerated() {
+            let box = Box(number)
+            watchers.append(Weak(box))
+            map[ObjectIdentifier(key)] = box
+        }
+        do {
+            let values = map.removeAllValuesInAddressOrder()
+            #expect(map.isEmpty && map[ObjectIdentifier(keys[0])] == nil)
+            #expect(values.map(\.number).sorted() == Array(0..<keys.count))
+            #expect(zip(values, values.dropFirst()).allSatisfy { ObjectIdentifier($0) < ObjectIdentifier($1) })
+            #expect(watchers.allSatisfy { $0.value != nil })
+        }
+        #expect(watchers.allSatisfy { $0.value == nil })
+        // The emptied map works as a new one.
+        map[ObjectIdentifier(keys[1])] = Box(7)
+        #expect(map.count == 1 && map[ObjectIdentifier(keys[1])]?.number == 7)
+    }
+
+    @Test func sortingByAddressReadsOnlyTheReferences() {
+        var objects = (0..<1_000).map { _ in NSObject() }.shuffled()
+        let members = Set(objects.map(ObjectIdentifier.init))
+        objects.sortByAddress()
+        #expect(Set(objects.map(ObjectIdentifier.init)) == members)
+        #expect(zip(objects, objects.dropFirst()).allSatisfy { ObjectIdentifier($0) < ObjectIdentifier($1) })
+    }
+
+    @Test func aContextFreesItsObjectsWhenItGoesAndInvalidatesThemOnReset() throws {
+        let (model, entity) = Self.numbersModel()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        var watchers: [Weak<NSManagedObject>] = []
+        do {
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                for number in 0..<300 {
+                    NSManagedObject(entity: entity, insertInto: context).setValue(Int64(number), forKey: "n0")
+                }
+                try context.save()
+                context.reset()
+                let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entity.name!))
+                #expect(fetched.count == 300)
+                watchers = fetched.map { Weak($0) }
+                context.reset()
+                #expect(fetched.allSatisfy { $0.managedObjectContext == nil })
+                #expect(context.registeredObjects.isEmpty)
+                let again = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entity.name!))
+                #expect(Set(again.map { $0.value(forKey: "n0") as? Int64 }) == Set((0..<300).map { Int64($0) }))
+                watchers += again.map { Weak($0) }
+            }
+        }
+        // Neither the reset objects nor those the context held when it went are kept alive.
+        #expect(watchers.allSatisfy { $0.value == nil })
+    }
+}
+
+/// A weak reference, to see whether an object is still alive.
+private struct Weak<Object: AnyObject> {
+    weak var value: Object?
+    init(_ value: Object) { self.value = value }
 }
