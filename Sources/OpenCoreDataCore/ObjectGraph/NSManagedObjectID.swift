@@ -90,5 +90,10 @@ struct ObjectKey: Hashable {
 }
 
 extension ObjectKey: FastHashable {
-    var fastHash: UInt64 { UInt64(bitPattern: primaryKey) &* 31 &+ UInt64(UInt(bitPattern: root)) }
+    /// The primary key plus a scramble of the origin (root entity, store) above its low four
+    /// bits: consecutive keys of one origin differ in the low bits (see `FastHashMap`).
+    var fastHash: UInt64 {
+        let origin = (UInt64(UInt(bitPattern: root)) &+ UInt64(UInt(bitPattern: store))) &* 0x9E37_79B9_7F4A_7C15
+        return UInt64(bitPattern: primaryKey) &+ origin << 4
+    }
 }

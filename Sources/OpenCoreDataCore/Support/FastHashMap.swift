@@ -1,5 +1,7 @@
 /// A key with a cheap hash for `FastHashMap`: equal keys must have equal `fastHash`es; the map
-/// scrambles the bits itself, so the hash only needs to differ between keys.
+/// scrambles the bits itself, so the hash only needs to differ between keys. The low four bits
+/// place a key within a block of buckets: keys that come in runs should differ there (and keys
+/// must not all share them).
 protocol FastHashable: Equatable {
     var fastHash: UInt64 { get }
 }
@@ -76,9 +78,17 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         return removed
     }
 
+    /// A key's first bucket: the hash's low four bits pick a bucket within a block of 16, the
+    /// scrambled rest picks the block. Keys that differ only in their low four bits (a run of
+    /// primary keys fetched together) fill neighbouring buckets, so filling, probing and emptying
+    /// the table for a run touches a few cache lines instead of one per key.
     @inline(__always)
     private func home(of key: Key) -> Int {
-        Int(truncatingIfNeeded: (key.fastHash &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        let hash = key.fastHash
+        // Tables of fewer than 16 buckets have no blocks.
+        guard shift <= 60 else { return Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> shift) }
+        let block = ((hash >> 4) &* 0x9E37_79B9_7F4A_7C15) >> (shift + 4)
+        return Int(truncatingIfNeeded: block << 4 | (hash & 15))
     }
 
     @inline(__always)
@@ -174,5 +184,6 @@ extension FastHashMap where Value: AnyObject {
 }
 
 extension ObjectIdentifier: FastHashable {
-    var fastHash: UInt64 { UInt64(UInt(bitPattern: self)) }
+    /// The address without its alignment bits (always zero), so that the low bits vary.
+    var fastHash: UInt64 { UInt64(UInt(bitPattern: self)) >> 4 }
 }

@@ -242,6 +242,23 @@ import Testing
         #expect(watchers.allSatisfy { $0.value == nil })
     }
 
+    @Test func hashMapFindsRunsOfKeysAndKeysSharingTheirLowBitsAfterRemovals() {
+        // Runs of primary keys of two origins fill neighbouring buckets; multiples of 16 all share
+        // their low bits. Removing every third key shifts entries back along the probe runs.
+        let roots = [NSObject(), NSObject()]
+        var keys: [ObjectKey] = []
+        for root in roots {
+            keys += (1...6_000).map { ObjectKey(primaryKey: Int64($0), root: ObjectIdentifier(root), store: 1) }
+            keys += (1...2_000).map { ObjectKey(primaryKey: Int64($0) * 16 + 1_000_000, root: ObjectIdentifier(root), store: 2) }
+        }
+        var map = FastHashMap<ObjectKey, Int>()
+        for (index, key) in keys.enumerated() { map[key] = index }
+        #expect(map.count == keys.count)
+        for (index, key) in keys.enumerated() where index % 3 == 0 { #expect(map.removeValue(forKey: key) == index) }
+        #expect(map.count == keys.count - (keys.count + 2) / 3)
+        #expect(keys.enumerated().allSatisfy { map[$0.element] == ($0.offset % 3 == 0 ? nil : $0.offset) })
+    }
+
     @Test func hashMapGivesUpItsValuesInAddressOrder() {
         let keys = (0..<2_000).map { _ in NSObject() }
         var map = FastHashMap<ObjectIdentifier, Box>()
