@@ -76,26 +76,24 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
 
 /// The storage behind `SlotValues`: a header and `layout.wordCount` words in one allocation.
 final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
+    /// Two words: every object and stored row has one, so each word here is 8 bytes a row. The
+    /// layout's tables are read through it (the layout is shared and stays in cache).
     struct Header {
-        /// The layout, kept alive by the storage; hot paths read the copies of its tables below.
+        /// The layout, kept alive by the storage.
         let layout: SlotLayout
-        let count: Int
-        let kinds: UnsafePointer<SlotLayout.Kind>
-        let cellNumbers: UnsafePointer<Int>
-        /// Where the cells and the state bytes start, in bytes.
-        let cellsByteOffset: Int
-        let statesByteOffset: Int
         /// Values of word slots that are not of the slot's canonical type, by slot.
         var overflow: [Int: Any]?
 
         init(layout: SlotLayout) {
             self.layout = layout
-            count = layout.count
-            kinds = UnsafePointer(layout.kindTable)
-            cellNumbers = UnsafePointer(layout.cellTable)
-            cellsByteOffset = layout.cellsOffset * 8
-            statesByteOffset = layout.statesOffset * 8
         }
+
+        var count: Int { layout.count }
+        var kinds: UnsafePointer<SlotLayout.Kind> { UnsafePointer(layout.kindTable) }
+        var cellNumbers: UnsafePointer<Int> { UnsafePointer(layout.cellTable) }
+        /// Where the cells and the state bytes start, in bytes.
+        var cellsByteOffset: Int { layout.cellsOffset * 8 }
+        var statesByteOffset: Int { layout.statesOffset * 8 }
     }
 
     /// State bytes of word slots.
