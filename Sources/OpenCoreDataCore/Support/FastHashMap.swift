@@ -59,23 +59,25 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
         guard var hole = find(key) else { return nil }
-        let removed = entries[hole]!.value
-        entries[hole] = nil
         count -= 1
-        // Backward-shift deletion: move later entries of the probe run into the hole, so that
-        // lookups never need tombstones.
-        var index = (hole + 1) & mask
-        while let entry = entries[index] {
-            let home = self.home(of: entry.key)
-            // The entry may move to the hole if the hole lies on its probe path (home…index).
-            if (index - home) & mask >= (index - hole) & mask {
-                entries[hole] = entry
-                entries[index] = nil
-                hole = index
+        let (mask, shift) = (self.mask, self.shift)
+        return entries.withUnsafeMutableBufferPointer { entries in
+            let removed = entries[hole].take()!.value
+            // Backward-shift deletion: move later entries of the probe run into the hole, so that
+            // lookups never need tombstones. Entries are moved, not copied (a copy would retain
+            // and release the value), and only keys are read while scanning.
+            var index = (hole + 1) & mask
+            while let candidate = entries[index]?.key {
+                let home = Self.home(of: candidate, shift: shift)
+                // The entry may move to the hole if the hole lies on its probe path (home…index).
+                if (index - home) & mask >= (index - hole) & mask {
+                    entries[hole] = entries[index].take()
+                    hole = index
+                }
+                index = (index + 1) & mask
             }
-            index = (index + 1) & mask
+            return removed
         }
-        return removed
     }
 
     /// A key's first bucket: the hash's low four bits pick a bucket within a block of 16, the
@@ -84,6 +86,11 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
     /// the table for a run touches a few cache lines instead of one per key.
     @inline(__always)
     private func home(of key: Key) -> Int {
+        Self.home(of: key, shift: shift)
+    }
+
+    @inline(__always)
+    private static func home(of key: Key, shift: UInt64) -> Int {
         let hash = key.fastHash
         // Tables of fewer than 16 buckets have no blocks.
         guard shift <= 60 else { return Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> shift) }
