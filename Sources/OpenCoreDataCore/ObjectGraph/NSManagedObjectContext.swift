@@ -609,12 +609,18 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     }
 
     private func finishSave(permanentIDs: PermanentIDs) {
-        for (temporary, permanent) in permanentIDs {
-            guard let object = registry.removeValue(forKey: temporary) else { continue }
-            object.objectID = permanent
-            registry[permanent.key] = object
-        }
         let insertedList = inserted.elements
+        // The inserted objects in the order they were inserted (which is memory order), each
+        // looking up its permanent ID: walking the mapping instead would visit them in hash order.
+        if !permanentIDs.isEmpty {
+            for object in insertedList {
+                let temporary = object.objectID.key
+                guard let permanent = permanentIDs[temporary] else { continue }
+                registry.removeValue(forKey: temporary)
+                object.objectID = permanent
+                registry[permanent.key] = object
+            }
+        }
         let updatedList = updated.elements
         let deletedList = deleted.elements
         let savedInserted = Set(insertedList)
