@@ -56,6 +56,32 @@ final class Audited: NSManagedObject {
         #expect(Audited.log.suffix(2) == ["willSave", "didSave"])
     }
 
+    @Test func hooksRunForSubclassInstancesSavedAmongPlainObjects() throws {
+        // A subclass instance saved among plain NSManagedObject instances gets each hook, in every
+        // list (inserted, then updated, then deleted).
+        let audited = NSEntityDescription(name: "Audited", className: "Audited", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "count", type: .integer64AttributeType, isOptional: false, defaultValue: Int64(0)),
+        ])
+        let plain = NSEntityDescription(name: "Plain", properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
+        let model = NSManagedObjectModel()
+        model.entities = [audited, plain]
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        let context = TestSupport.context(coordinator)
+        Audited.log = []
+        for number in 0..<3 { NSEntityDescription.insertNewObject(forEntityName: "Plain", into: context).setValue(Int64(number), forKey: "n") }
+        let object = Audited(context: context)
+        try context.save()
+        #expect(Audited.log == ["awakeFromInsert", "willSave", "didSave"])
+        _ = NSEntityDescription.insertNewObject(forEntityName: "Plain", into: context)
+        object.count = 2
+        try context.save()
+        #expect(Audited.log.suffix(2) == ["willSave", "didSave"])
+        context.delete(object)
+        try context.save()
+        #expect(Audited.log.suffix(3) == ["prepareForDeletion", "willSave", "didSave"])
+    }
+
     @Test func overriddenValidationStopsTheSave() throws {
         let context = try context()
         let object = Audited(context: context)

@@ -242,6 +242,29 @@ import Testing
         #expect(watchers.allSatisfy { $0.value == nil })
     }
 
+    @Test func aSaveCommitsRelationshipsToObjectsInsertedLaterWithTheirPermanentIDs() throws {
+        // The employee is inserted before its department, the department before its company: each
+        // one's committed values must name its destination by the permanent ID it got in the same save.
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        let employee = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+        employee.setValue("Ada", forKey: "name")
+        let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+        department.setValue("Engines", forKey: "name")
+        let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+        company.setValue("Analytical", forKey: "name")
+        employee.setValue(department, forKey: "department")
+        department.setValue(company, forKey: "company")
+        try context.save()
+        for (object, key, destination) in [(employee, "department", department), (department, "company", company)] {
+            let slot = try #require(object.entity.fastSlot(forKey: key))
+            let committed = try #require(object.committedValues?[slot] as? NSManagedObjectID)
+            #expect(!committed.isTemporaryID)
+            #expect(committed == destination.objectID)
+        }
+        #expect(employee.changedValues().isEmpty && department.changedValues().isEmpty && !context.hasChanges)
+    }
+
     @Test func hashMapFindsRunsOfKeysAndKeysSharingTheirLowBitsAfterRemovals() {
         // Runs of primary keys of two origins fill neighbouring buckets; multiples of 16 all share
         // their low bits. Removing every third key shifts entries back along the probe runs.
