@@ -163,8 +163,7 @@ final class FetchedResultsIndex {
     /// Inserts row `row` of `rows` (its key and sort values) in sort order, in the section of its
     /// name (a new section if needed); throws when the name's section does not border its place.
     func insert(row: Int, of rows: SortedRowsChunk, sectionName: String) throws {
-        let (placeSlot, placeOffset) = places(ofRows: row..<(row + 1), of: rows)[0]
-        let (slot, offset) = (Int(placeSlot), Int(placeOffset))
+        let (slot, offset) = place(ofRow: row, of: rows)
         let id = Int(order[slot])
         let position = chunkCounts.prefix(slot) + offset
         let section = try sectionForInsertion(at: position, named: sectionName)
@@ -413,38 +412,26 @@ final class FetchedResultsIndex {
         return result
     }
 
-    /// Where each row of `rows` goes among the rows: the slot of the first chunk whose last row
+    /// Where row `row` of `rows` goes among the rows: the slot of the first chunk whose last row
     /// sorts after it (else the last), and the offset of the first row there that sorts after it.
-    private func places(ofRows rowIndices: Range<Int>, of rows: borrowing SortedRowsChunk) -> [(slot: Int32, offset: Int32)] {
+    private func place(ofRow row: Int, of rows: borrowing SortedRowsChunk) -> (slot: Int, offset: Int) {
         // Rows are compared through pointers to their chunks, each value read straight from its
         // column's storage: no chunk or column is copied, so no reference counting per comparison.
         let order = self.order
         let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
-        var result: [(slot: Int32, offset: Int32)] = []
-        result.reserveCapacity(rowIndices.count)
-        withUnsafePointer(to: rows) { rows in
+        return withUnsafePointer(to: rows) { rows in
             chunks.withUnsafeBufferPointer { chunks in
-                guard let base = chunks.baseAddress else { return }
-                for row in rowIndices {
-                    var low = 0
-                    var high = order.count - 1
-                    while low < high {
-                        let middle = (low + high) / 2
-                        let id = Int(order[middle])
-                        if rowOrder.sortsBefore(row, of: rows, base[id].keys.count - 1, of: base + id) { high = middle } else { low = middle + 1 }
-                    }
-                    let id = Int(order[low])
-                    var lower = 0
-                    var upper = base[id].keys.count
-                    while lower < upper {
-                        let middle = (lower + upper) / 2
-                        if rowOrder.sortsBefore(row, of: rows, middle, of: base + id) { upper = middle } else { lower = middle + 1 }
-                    }
-                    result.append((Int32(low), Int32(lower)))
+                var low = 0
+                var high = order.count - 1
+                while low < high {
+                    let middle = (low + high) / 2
+                    let id = Int(order[middle])
+                    if rowOrder.sortsBefore(row, of: rows, chunks[id].keys.count - 1, of: chunks.baseAddress! + id) { high = middle } else { low = middle + 1 }
                 }
+                let chunk = chunks.baseAddress! + Int(order[low])
+                return (low, rowOrder.firstRow(after: row, of: rows, in: chunk, from: 0))
             }
         }
-        return result
     }
 
     /// The rows of a chunk in order, and each row's place among the indexed rows (by row index):
@@ -476,12 +463,7 @@ final class FetchedResultsIndex {
                         movedOn = true
                     }
                     if movedOn { lower = 0 }
-                    let id = Int(order[slot])
-                    var upper = base[id].keys.count
-                    while lower < upper {
-                        let middle = (lower + upper) / 2
-                        if rowOrder.sortsBefore(row, of: rows, middle, of: base + id) { upper = middle } else { lower = middle + 1 }
-                    }
+                    lower = rowOrder.firstRow(after: row, of: rows, in: base + Int(order[slot]), from: lower)
                     places[row] = (Int32(slot), Int32(lower))
                 }
             }
@@ -585,6 +567,20 @@ private struct RowOrder {
             if result != .orderedSame { return (result == .orderedAscending) == ascending[column] }
         }
         return SortedRows.tieRank(rows.pointee.keys[row]) < SortedRows.tieRank(others.pointee.keys[otherRow])
+    }
+
+    /// The offset of the first row of `chunk`, at or after `lower`, that row `row` of `rows` sorts
+    /// before (the chunk's count when none), by binary search; the caller knows that `row` sorts
+    /// before none of the rows before `lower`.
+    @inline(__always)
+    func firstRow(after row: Int, of rows: UnsafePointer<SortedRowsChunk>, in chunk: UnsafePointer<SortedRowsChunk>, from lower: Int) -> Int {
+        var lower = lower
+        var upper = chunk.pointee.keys.count
+        while lower < upper {
+            let middle = (lower + upper) / 2
+            if sortsBefore(row, of: rows, middle, of: chunk) { upper = middle } else { lower = middle + 1 }
+        }
+        return lower
     }
 }
 

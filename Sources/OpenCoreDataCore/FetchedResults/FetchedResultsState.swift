@@ -357,7 +357,7 @@ final class FetchedResultsState {
         let keys = index.keysToReadLater
         // What turns keys into object IDs, captured now (unsaved objects' IDs resolved now).
         let temporaryIDs = temporaryObjects.mapValues(\.objectID)
-        let origins = UncheckedSendable(origins.map { origin -> (NSEntityDescription, String, Int) in (origin.entity, origin.store.identifier, origin.store.storeNumber) })
+        let origins = UncheckedSendable(origins.map { ($0.entity, $0.store.objectIDFactory) })
         let reloaded = changed.map(\.objectID)
         return NSDiffableDataSourceSnapshot {
             var contents = SnapshotContents<String, NSManagedObjectID>()
@@ -367,8 +367,8 @@ final class FetchedResultsState {
                 contents.appendSections([name])
                 contents.appendItems(keys[start..<(start + count)].map { key in
                     if key < 0, let id = temporaryIDs[key] { return id }
-                    let (entity, storeIdentifier, storeNumber) = origins.value[SortedRows.originIndex(of: key)]
-                    return NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: storeNumber, primaryKey: SortedRows.primaryKey(of: key))
+                    let (entity, ids) = origins.value[SortedRows.originIndex(of: key)]
+                    return ids.objectID(for: entity, primaryKey: SortedRows.primaryKey(of: key))
                 }, toSection: name)
                 start += count
             }

@@ -90,12 +90,7 @@ where SectionIdentifierType: Sendable, ItemIdentifierType: Sendable {
 
     /// Removes sections and their items.
     public mutating func deleteSections(_ identifiers: [SectionIdentifierType]) {
-        change { contents in
-            for identifier in identifiers {
-                for item in contents.itemsBySection.removeValue(forKey: identifier) ?? [] { contents.sectionOfItem[item] = nil }
-                contents.sectionOrder.removeAll { $0 == identifier }
-            }
-        }
+        change { $0.deleteSections(identifiers) }
     }
 
     /// Moves an item before another one.
@@ -173,38 +168,53 @@ struct SnapshotContents<SectionIdentifierType: Hashable & Sendable, ItemIdentifi
             itemsBySection[section]?.removeAll { $0 == identifier }
         }
     }
+
+    mutating func deleteSections(_ identifiers: [SectionIdentifierType]) {
+        for identifier in identifiers {
+            for item in itemsBySection.removeValue(forKey: identifier) ?? [] { sectionOfItem[item] = nil }
+            sectionOrder.removeAll { $0 == identifier }
+        }
+    }
 }
 
 /// Holds a snapshot's contents, or what builds them on first use. Shared by copies of a snapshot
 /// until one of them changes (copy on write); the lock makes the first use safe from any thread.
-final class SnapshotBox<SectionIdentifierType: Hashable & Sendable, ItemIdentifierType: Hashable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var built: SnapshotContents<SectionIdentifierType, ItemIdentifierType>?
-    private var build: (@Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>)?
+final class SnapshotBox<SectionIdentifierType: Hashable & Sendable, ItemIdentifierType: Hashable & Sendable>: Sendable {
+    private typealias Contents = SnapshotContents<SectionIdentifierType, ItemIdentifierType>
 
-    init(_ contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { built = contents }
-    init(building build: @escaping @Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { self.build = build }
+    private enum State {
+        case built(Contents)
+        case pending(@Sendable () -> Contents)
+    }
+
+    private let state: LockedValue<State>
+
+    init(_ contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { state = LockedValue(.built(contents)) }
+    init(building build: @escaping @Sendable () -> SnapshotContents<SectionIdentifierType, ItemIdentifierType>) { state = LockedValue(.pending(build)) }
 
     /// The contents, built now if they weren't yet.
     var contents: SnapshotContents<SectionIdentifierType, ItemIdentifierType> {
-        lock.withLock { buildIfNeeded() }
+        state.withLock(Self.build)
     }
 
     /// Changes the contents in place.
     func change<Result>(_ body: (inout SnapshotContents<SectionIdentifierType, ItemIdentifierType>) -> Result) -> Result {
-        lock.withLock {
-            var contents = buildIfNeeded()
-            built = nil  // the only reference left is `contents`: changed without a copy
-            defer { built = contents }
+        state.withLock { state in
+            var contents = Self.build(&state)
+            state = .built(Contents())  // the only reference left is `contents`: changed without a copy
+            defer { state = .built(contents) }
             return body(&contents)
         }
     }
 
-    private func buildIfNeeded() -> SnapshotContents<SectionIdentifierType, ItemIdentifierType> {
-        if let built { return built }
-        let contents = build!()
-        built = contents
-        build = nil
-        return contents
+    private static func build(_ state: inout State) -> Contents {
+        switch state {
+        case .built(let contents):
+            return contents
+        case .pending(let build):
+            let contents = build()
+            state = .built(contents)
+            return contents
+        }
     }
 }

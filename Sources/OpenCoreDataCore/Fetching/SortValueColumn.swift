@@ -122,14 +122,24 @@ struct SortValueColumn {
     func hasNumericValue(at row: Int, equalTo other: SortValueColumn, at otherRow: Int) -> Bool {
         switch kind {
         case .integer:
-            let isNull = integerNulls[row]
-            return isNull == other.integerNulls[otherRow] && (isNull || integers[row] == other.integers[otherRow])
+            return Self.sameInteger(integerNulls[row], integers[row], other.integerNulls[otherRow], other.integers[otherRow])
         case .double:
-            let (value, otherValue) = (doubles[row], other.doubles[otherRow])
-            return value == otherValue || (value.isNaN && otherValue.isNaN)
+            return Self.sameDouble(doubles[row], other.doubles[otherRow])
         case .string, .other:
             preconditionFailure("Only numeric columns are compared for exact equality.")
         }
+    }
+
+    /// Exact equality of two integer sort values given with their NULL flags (NULL equal to NULL).
+    @inline(__always)
+    private static func sameInteger(_ isNull: Bool, _ value: Int64, _ otherIsNull: Bool, _ otherValue: Int64) -> Bool {
+        isNull == otherIsNull && (isNull || value == otherValue)
+    }
+
+    /// Exact equality of two double sort values (NaN, a NULL, equal to NaN).
+    @inline(__always)
+    private static func sameDouble(_ value: Double, _ otherValue: Double) -> Bool {
+        value == otherValue || (value.isNaN && otherValue.isNaN)
     }
 
     /// Clears `equal[row]` for each row whose value differs from the row before (a numeric column:
@@ -140,16 +150,14 @@ struct SortValueColumn {
             integers.withUnsafeBufferPointer { values in
                 integerNulls.withUnsafeBufferPointer { nulls in
                     for row in 1..<max(values.count, 1) {
-                        let same = nulls[row] == nulls[row - 1] && (nulls[row] || values[row] == values[row - 1])
-                        equal[row] = equal[row] && same
+                        equal[row] = equal[row] && Self.sameInteger(nulls[row], values[row], nulls[row - 1], values[row - 1])
                     }
                 }
             }
         case .double:
             doubles.withUnsafeBufferPointer { values in
                 for row in 1..<max(values.count, 1) {
-                    let same = values[row] == values[row - 1] || (values[row].isNaN && values[row - 1].isNaN)
-                    equal[row] = equal[row] && same
+                    equal[row] = equal[row] && Self.sameDouble(values[row], values[row - 1])
                 }
             }
         case .string, .other:

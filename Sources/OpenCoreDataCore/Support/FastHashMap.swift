@@ -161,11 +161,15 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         mask = size - 1
         shift = UInt64(64 - size.trailingZeroBitCount)
         count = 0
-        // Entries are moved, not copied: copying would retain and release every value, touching
-        // each object in hash order.
-        old.withUnsafeMutableBufferPointer { old in
-            for index in old.indices {
-                if let entry = old[index].take() { addAbsent(entry.value, forKey: entry.key) }
+        Self.moveEntries(out: &old) { addAbsent($0.value, forKey: $0.key) }
+    }
+
+    /// Hands `body` each entry of `entries`, moved out, leaving `entries` all nil. Moving, not
+    /// copying: a copy would retain and release every value, touching each object in hash order.
+    private static func moveEntries(out entries: inout [Entry?], _ body: (Entry) -> Void) {
+        entries.withUnsafeMutableBufferPointer { entries in
+            for index in entries.indices {
+                if let entry = entries[index].take() { body(entry) }
             }
         }
     }
@@ -180,11 +184,7 @@ extension FastHashMap where Value: AnyObject {
         var values: [Value] = []
         values.reserveCapacity(count)
         self = FastHashMap()
-        old.withUnsafeMutableBufferPointer { old in
-            for index in old.indices {
-                if let entry = old[index].take() { values.append(entry.value) }
-            }
-        }
+        Self.moveEntries(out: &old) { values.append($0.value) }
         values.sortByAddress()
         return values
     }

@@ -69,10 +69,8 @@ import Testing
         model.entities = [item]
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: directory.appendingPathComponent("ties.sqlite"), options: nil)
-        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
+        let (coordinator, _) = try TestSupport.coordinator(model, url: directory.appendingPathComponent("ties.sqlite"))
+        let context = TestSupport.context(coordinator)
         try context.performAndWait {
             for index in 0..<3000 {
                 let object = NSManagedObject(entity: item, insertInto: context)

@@ -20,9 +20,7 @@ import Testing
     }
 
     private static func context(_ model: NSManagedObjectModel, type: String = NSInMemoryStoreType, at url: URL? = nil) throws -> NSManagedObjectContext {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: nil)
-        return TestSupport.context(coordinator)
+        TestSupport.context(try TestSupport.coordinator(model, type: type, url: url).0)
     }
 
     /// The code of the error a save throws, nil when it succeeds (a number, so a failed
@@ -314,8 +312,7 @@ import Testing
 
     @Test func aContextFreesItsObjectsWhenItGoesAndInvalidatesThemOnReset() throws {
         let (model, entity) = Self.numbersModel()
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        let (coordinator, _) = try TestSupport.coordinator(model, type: NSInMemoryStoreType)
         var watchers: [Weak<NSManagedObject>] = []
         do {
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
