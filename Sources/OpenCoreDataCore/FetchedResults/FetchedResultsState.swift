@@ -239,7 +239,7 @@ final class FetchedResultsState {
                 let faults = FaultBatch(ids: batch.map(\.objectID), size: batch.count)
                 for (position, object) in batch.enumerated() {
                     object.faultBatch = faults
-                    object.faultBatchIndex = position
+                    object.faultBatchIndex = Int32(position)
                 }
             }
             start += size

@@ -14,8 +14,25 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     public var isAbstract: Bool = false
     /// The model that holds the entity.
     public internal(set) weak var managedObjectModel: NSManagedObjectModel!
-    /// The entity this one inherits from.
-    public private(set) weak var superentity: NSEntityDescription?
+    /// The entity this one inherits from (held weakly: nil once it is gone).
+    public private(set) var superentity: NSEntityDescription? {
+        get { superentityReference?.entity }
+        set { superentityReference = newValue?.backReference }
+    }
+    private var superentityReference: EntityBackReference?
+    /// How descriptions refer back to this entity without a Swift `weak` reference (which would
+    /// slow every retain of the entity; see `EntityBackReference`). Cleared when the entity goes.
+    var backReference: EntityBackReference {
+        if let backReferenceStorage { return backReferenceStorage }
+        let reference = EntityBackReference(self)
+        backReferenceStorage = reference
+        return reference
+    }
+    private var backReferenceStorage: EntityBackReference?
+
+    deinit {
+        backReferenceStorage?.entity = nil
+    }
     /// Free-form information from the model file.
     public var userInfo: [AnyHashable: Any]?
     /// The name this entity had in the previous model version, for migration.

@@ -8,8 +8,12 @@ open class NSFetchIndexDescription: @unchecked Sendable {
     public var elements: [NSFetchIndexElementDescription]
     /// A predicate limiting the index to some rows (a partial index).
     public var partialIndexPredicate: NSPredicate?
-    /// The entity the index belongs to.
-    public internal(set) weak var entity: NSEntityDescription?
+    /// The entity the index belongs to (nil once the entity is gone, as a weak reference).
+    public internal(set) var entity: NSEntityDescription? {
+        get { entityReference?.entity }
+        set { entityReference = newValue?.backReference }
+    }
+    private var entityReference: EntityBackReference?
 
     /// Creates an index with a name and its elements.
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {

@@ -6,8 +6,12 @@ import Foundation
 open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
     /// The property's name, unique within its entity hierarchy.
     public var name: String { didSet { assertEditable() } }
-    /// The entity that declares the property.
-    public internal(set) weak var entity: NSEntityDescription!
+    /// The entity that declares the property (nil once the entity is gone, as a weak reference).
+    public internal(set) var entity: NSEntityDescription! {
+        get { entityReference?.entity }
+        set { entityReference = newValue?.backReference }
+    }
+    private var entityReference: EntityBackReference?
     /// Whether the property may be nil (or, for a to-many relationship, empty) when saved.
     public var isOptional: Bool = true { didSet { assertEditable() } }
     /// Whether the property is kept only in memory and never written to a store.

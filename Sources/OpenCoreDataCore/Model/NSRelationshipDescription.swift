@@ -2,8 +2,12 @@ import Foundation
 
 /// A relationship between two entities: to-one, to-many or ordered to-many.
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
-    /// The entity the relationship points to.
-    public weak var destinationEntity: NSEntityDescription?
+    /// The entity the relationship points to (held weakly: nil once the entity is gone).
+    public var destinationEntity: NSEntityDescription? {
+        get { destinationReference?.entity }
+        set { destinationReference = newValue?.backReference }
+    }
+    private var destinationReference: EntityBackReference?
     /// The relationship on the destination that points back.
     public weak var inverseRelationship: NSRelationshipDescription?
     /// The fewest objects the relationship may hold when saved (0: no minimum).

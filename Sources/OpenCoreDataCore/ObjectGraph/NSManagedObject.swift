@@ -38,11 +38,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) var insertedFlag = false
     @exclusivity(unchecked) var updatedFlag = false
     @exclusivity(unchecked) var deletedFlag = false
+    /// For an object fetched with a batch size: its position in the fetch (see `faultBatch`).
+    @exclusivity(unchecked) var faultBatchIndex: Int32 = 0
+    /// Where the object sits in its context's change lists (see `ManagedObjectList`).
+    @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
     @exclusivity(unchecked) var storeVersion: Int64 = 0
-    /// For an object fetched with a batch size: its batch and position, so firing loads the whole batch.
+    /// For an object fetched with a batch size: its batch, so firing loads the whole batch.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
-    @exclusivity(unchecked) var faultBatchIndex: Int = 0
     /// Set on the probe objects `KeyPathNames` uses to learn which keys a Swift key path reads.
     var keyPathRecorder: KeyPathRecorder?
 
@@ -149,7 +152,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             }
             if let batch = faultBatch {
                 faultBatch = nil
-                batch.loadBatch(containing: faultBatchIndex, in: context)
+                batch.loadBatch(containing: Int(faultBatchIndex), in: context)
                 if committedValues != nil {
                     awakeFromFetch()
                     return

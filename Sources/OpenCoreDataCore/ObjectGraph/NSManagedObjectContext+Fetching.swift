@@ -121,7 +121,7 @@ extension NSManagedObjectContext {
             let batch = FaultBatch(ids: rows.map(\.objectID), size: request.fetchBatchSize)
             for (index, object) in objects.enumerated() where object.committedValues == nil && !object.isInserted {
                 object.faultBatch = batch
-                object.faultBatchIndex = index
+                object.faultBatchIndex = Int32(index)
             }
         }
         if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty, !batching {

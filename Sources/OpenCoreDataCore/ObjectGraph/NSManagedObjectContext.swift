@@ -52,14 +52,18 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    @exclusivity(unchecked) var registry = FastHashMap<ObjectKey, NSManagedObject>()
-    @exclusivity(unchecked) var inserted: ManagedObjectList = []
-    @exclusivity(unchecked) var updated: ManagedObjectList = []
-    @exclusivity(unchecked) var deleted: ManagedObjectList = []
+    @exclusivity(unchecked) var registry = ObjectRegistry()
+    @exclusivity(unchecked) var inserted = ManagedObjectList(.inserted)
+    @exclusivity(unchecked) var updated = ManagedObjectList(.updated)
+    @exclusivity(unchecked) var deleted = ManagedObjectList(.deleted)
     // Changes since the last ObjectsDidChange notification.
-    @exclusivity(unchecked) var pendingInserted: ManagedObjectList = []
-    @exclusivity(unchecked) var pendingUpdated: ManagedObjectList = []
-    @exclusivity(unchecked) var pendingDeleted: ManagedObjectList = []
+    @exclusivity(unchecked) var pendingInserted = ManagedObjectList(.pendingInserted)
+    @exclusivity(unchecked) var pendingUpdated = ManagedObjectList(.pendingUpdated)
+    @exclusivity(unchecked) var pendingDeleted = ManagedObjectList(.pendingDeleted)
+    /// The inserted objects' set last posted in `NSManagedObjectContextObjectsDidChange`, when it
+    /// held all of them, with `inserted.version` then: the did-save notification posts the same
+    /// set when nothing was inserted or removed since (building a set of many objects is costly).
+    private var notifiedInsertedSet: (version: Int, set: Set<NSManagedObject>)?
 
     /// Records the context's changes for undo; nil (the default, as in Core Data) records nothing.
     ///
@@ -73,8 +77,6 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     @exclusivity(unchecked) var undoRecorder: ContextUndoRecorder?
     /// Counts saves, so undo knows whether the flags it recorded still describe the store.
     @exclusivity(unchecked) var saveGeneration = 0
-    /// Temporary-ID numbers reserved for this context and not used yet.
-    @exclusivity(unchecked) private var temporaryNumbers: Range<Int64> = 0..<0
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -210,11 +212,11 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// Every object the context knows.
     public var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<NSManagedObject> { Set(inserted) }
+    public var insertedObjects: Set<NSManagedObject> { Set(sparselyFrom: inserted) }
     /// Objects changed since the last save (not counting inserted ones).
-    public var updatedObjects: Set<NSManagedObject> { Set(updated) }
+    public var updatedObjects: Set<NSManagedObject> { Set(sparselyFrom: updated) }
     /// Objects deleted since the last save.
-    public var deletedObjects: Set<NSManagedObject> { Set(deleted) }
+    public var deletedObjects: Set<NSManagedObject> { Set(sparselyFrom: deleted) }
     /// Whether anything was inserted, updated or deleted since the last save.
     public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
 
@@ -253,7 +255,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     /// Makes room for `count` more registered objects.
     func reserveRegistryCapacity(_ count: Int) {
-        registry.reserveCapacity(registry.count + count)
+        registry.reserveCapacity(forAdditional: count)
     }
 
     /// Registers an object fetched from the parent, or updates a registered one that has no changes.
@@ -286,16 +288,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         insertObject(object, adopted: false)
     }
 
-    /// A new temporary ID, numbered from the context's block (no lock per object).
+    /// A new temporary ID, numbered by the registry (see `ObjectRegistry`; no lock per object).
     private func makeTemporaryID(for entity: NSEntityDescription) -> NSManagedObjectID {
-        if temporaryNumbers.isEmpty { temporaryNumbers = NSManagedObjectID.reserveTemporaryNumbers(Self.temporaryNumberBlock) }
-        let number = temporaryNumbers.lowerBound
-        temporaryNumbers = (number + 1)..<temporaryNumbers.upperBound
-        return NSManagedObjectID(temporaryFor: entity, number: number)
+        NSManagedObjectID(temporaryFor: entity, number: registry.nextTemporaryNumber())
     }
-
-    /// How many temporary numbers a context reserves at a time.
-    private static let temporaryNumberBlock: Int64 = 1024
 
     /// Registers an object a child context inserted: no default values, no `awakeFromInsert`.
     func insertAdopted(_ object: NSManagedObject) {
@@ -407,14 +403,18 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public func processPendingChanges() {
         recordUndoForEvent()
         guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
+        let insertedSet = Set(sparselyFrom: pendingInserted)
+        // Every inserted object is in this notification: the save's notification can reuse the
+        // set unless the inserted objects change before then (see `notifiedInsertedSet`).
+        notifiedInsertedSet = pendingInserted.count == inserted.count ? (inserted.version, insertedSet) : nil
         let userInfo: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: Set(pendingInserted),
-            NSUpdatedObjectsKey: Set(pendingUpdated.filter { !$0.insertedFlag && !$0.deletedFlag }),
-            NSDeletedObjectsKey: Set(pendingDeleted),
+            NSInsertedObjectsKey: insertedSet,
+            NSUpdatedObjectsKey: Set(sparselyFrom: pendingUpdated.filter { !$0.insertedFlag && !$0.deletedFlag }),
+            NSDeletedObjectsKey: Set(sparselyFrom: pendingDeleted),
         ]
-        pendingInserted = []
-        pendingUpdated = []
-        pendingDeleted = []
+        pendingInserted.removeAll()
+        pendingUpdated.removeAll()
+        pendingDeleted.removeAll()
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
     }
 
@@ -613,6 +613,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         // The inserted objects in the order they were inserted (which is memory order), each
         // looking up its permanent ID: walking the mapping instead would visit them in hash order.
         if !permanentIDs.isEmpty {
+            registry.reserveCapacity(forAdditional: permanentIDs.count)
             for object in insertedList {
                 let temporary = object.objectID.key
                 guard let permanent = permanentIDs[temporary] else { continue }
@@ -623,9 +624,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         }
         let updatedList = updated.elements
         let deletedList = deleted.elements
-        let savedInserted = Set(insertedList)
-        let savedUpdated = Set(updatedList)
-        let savedDeleted = Set(deletedList)
+        let savedInserted = notifiedInsertedSet.flatMap { $0.version == inserted.version ? $0.set : nil } ?? Set(sparselyFrom: insertedList)
+        let savedUpdated = Set(sparselyFrom: updatedList)
+        let savedDeleted = Set(sparselyFrom: deletedList)
         for object in [insertedList, updatedList].joined() {
             object.insertedFlag = false
             object.updatedFlag = false
@@ -661,9 +662,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         ]
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: Set(insertedList.map(\.objectID)),
-            NSUpdatedObjectIDsKey: Set(updatedList.map(\.objectID)),
-            NSDeletedObjectIDsKey: Set(deletedList.map(\.objectID)),
+            NSInsertedObjectIDsKey: Set(sparselyFrom: insertedList.lazy.map(\.objectID)),
+            NSUpdatedObjectIDsKey: Set(sparselyFrom: updatedList.lazy.map(\.objectID)),
+            NSDeletedObjectIDsKey: Set(sparselyFrom: deletedList.lazy.map(\.objectID)),
         ])
         let savedIDs = SavedObjectIDs(
             inserted: insertedList.map(\.objectID), updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
@@ -676,12 +677,13 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     /// Forgets the inserted, updated and deleted sets and the changes not yet notified.
     private func clearChangeTracking() {
-        inserted = []
-        updated = []
-        deleted = []
-        pendingInserted = []
-        pendingUpdated = []
-        pendingDeleted = []
+        notifiedInsertedSet = nil
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        pendingInserted.removeAll()
+        pendingUpdated.removeAll()
+        pendingDeleted.removeAll()
     }
 
     // MARK: Rollback, reset, refresh

@@ -303,7 +303,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             }
             var mapping: PermanentIDs = [:]
             for (store, storeChanges) in zip(targets, groups) {
-                mapping.merge(try store.save(storeChanges)) { _, new in new }
+                mapping.merge(try store.save(storeChanges))
             }
             return mapping
         }

@@ -55,6 +55,12 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Adds every entry of another map; its values replace those of keys already present.
+    mutating func merge(_ other: FastHashMap) {
+        reserveCapacity(count + other.count)
+        for case let entry? in other.entries { insert(entry.value, forKey: entry.key) }
+    }
+
     /// Removes a key; returns the value it had.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {

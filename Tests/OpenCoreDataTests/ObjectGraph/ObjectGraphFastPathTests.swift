@@ -337,10 +337,107 @@ import Testing
         // Neither the reset objects nor those the context held when it went are kept alive.
         #expect(watchers.allSatisfy { $0.value == nil })
     }
+
+    @Test func theRegistryKeepsNewObjectsByTemporaryNumberAcrossBlocks() {
+        let (model, entity) = Self.numbersModel()
+        model.freeze()
+        let other = NSEntityDescription(name: "Other")
+        var registry = ObjectRegistry()
+        // Three blocks, with a number handed out elsewhere between the second and the third.
+        var ids: [NSManagedObjectID] = []
+        for index in 0..<Int(ObjectRegistry.blockSize) * 3 {
+            if index == Int(ObjectRegistry.blockSize) * 2 { _ = NSManagedObjectID(temporaryFor: entity) }
+            ids.append(NSManagedObjectID(temporaryFor: entity, number: registry.nextTemporaryNumber()))
+        }
+        let objects = ids.map { id in
+            let object = NSManagedObject(entity: entity, insertInto: nil)
+            object.objectID = id
+            return object
+        }
+        for object in objects { registry[object.objectID.key] = object }
+        // A temporary ID numbered elsewhere (another context's) and a permanent one use the map.
+        let foreign = NSManagedObject(entity: entity, insertInto: nil)
+        registry[foreign.objectID.key] = foreign
+        let stored = NSManagedObject(entity: entity, insertInto: nil)
+        stored.objectID = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: 7)
+        registry[stored.objectID.key] = stored
+        #expect(registry.count == objects.count + 2)
+        for (index, object) in objects.enumerated() where index % 97 == 0 || index == objects.count - 1 {
+            #expect(registry[object.objectID.key] === object)
+        }
+        #expect(registry[foreign.objectID.key] === foreign && registry[stored.objectID.key] === stored)
+        // The same number under another root entity is another ID.
+        let impostor = NSManagedObjectID(temporaryFor: other, number: -objects[5].objectID.key.primaryKey)
+        #expect(registry[impostor.key] == nil)
+        #expect(Set(registry.values.map(ObjectIdentifier.init)).count == objects.count + 2)
+        // Removing every new object forgets the blocks; numbers handed out later still register.
+        for object in objects { #expect(registry.removeValue(forKey: object.objectID.key) === object) }
+        #expect(registry.count == 2)
+        #expect(registry[objects[0].objectID.key] == nil)
+        registry[objects[0].objectID.key] = objects[0]
+        #expect(registry[objects[0].objectID.key] === objects[0], "a number from a forgotten block goes to the map")
+        let later = NSManagedObject(entity: entity, insertInto: nil)
+        later.objectID = NSManagedObjectID(temporaryFor: entity, number: registry.nextTemporaryNumber())
+        registry[later.objectID.key] = later
+        #expect(registry[later.objectID.key] === later && registry.count == 4)
+        let all = registry.removeAllValuesInAddressOrder()
+        #expect(all.count == 4 && registry.count == 0)
+        #expect(all.map(ObjectIdentifier.init) == all.map(ObjectIdentifier.init).sorted())
+    }
+
+    @Test func manyNewObjectsSaveWithOneNotificationSetAndStayFindable() throws {
+        let (model, entity) = Self.numbersModel()
+        let context = try Self.context(model)
+        let objects = (0..<2500).map { index in
+            let object = NSManagedObject(entity: entity, insertInto: context)
+            object.setValue(Int64(index), forKey: "n0")
+            return object
+        }
+        context.processPendingChanges()
+        // One more object after the change notification: the did-save set must still hold it.
+        let last = NSManagedObject(entity: entity, insertInto: context)
+        let received = ReceivedObjects()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: context, queue: nil) { note in
+            received.inserted = note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> ?? []
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.save()
+        let saved = received.inserted
+        #expect(saved.count == objects.count + 1 && saved.contains(last) && saved.contains(objects[0]))
+        for object in objects + [last] {
+            #expect(!object.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: object.objectID) === object)
+        }
+    }
+
+    @Test func descriptionsForgetAnEntityThatIsGone() {
+        let attribute = NSAttributeDescription(name: "n", type: .integer64AttributeType)
+        let relationship = NSRelationshipDescription(name: "r", destination: nil)
+        let index = NSFetchIndexDescription(name: "byN", elements: [])
+        do {
+            let entity = NSEntityDescription(name: "Gone")
+            let child = NSEntityDescription(name: "Child")
+            entity.properties = [attribute, relationship]
+            entity.indexes = [index]
+            entity.subentities = [child]
+            relationship.destinationEntity = entity
+            #expect(attribute.entity === entity && index.entity === entity)
+            #expect(relationship.destinationEntity === entity && child.superentity === entity)
+            entity.subentities = []
+            #expect(child.superentity == nil)
+        }
+        #expect(attribute.entity == nil && relationship.entity == nil && index.entity == nil)
+        #expect(relationship.destinationEntity == nil)
+    }
 }
 
 /// A weak reference, to see whether an object is still alive.
 private struct Weak<Object: AnyObject> {
     weak var value: Object?
     init(_ value: Object) { self.value = value }
+}
+
+/// What a notification observer received (observers run on the posting thread, here the test's).
+private final class ReceivedObjects: @unchecked Sendable {
+    var inserted: Set<NSManagedObject> = []
 }

@@ -112,12 +112,17 @@ import Testing
         #expect(map.values.sorted() == reference.values.sorted())
     }
 
-    @Test func changeListsKeepInsertionOrderThroughRemovals() {
+    /// Forty objects of one entity, in no context.
+    private static func looseObjects() -> [NSManagedObject] {
         let entity = NSEntityDescription(name: "Item")
         let model = NSManagedObjectModel()
         model.entities = [entity]
-        let objects = (0..<40).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
-        var list = ManagedObjectList()
+        return (0..<40).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+    }
+
+    @Test func changeListsKeepInsertionOrderThroughRemovals() {
+        let objects = Self.looseObjects()
+        var list = ManagedObjectList(.inserted)
         for object in objects { list.append(object) }
         list.append(objects[0])
         #expect(list.count == 40)
@@ -127,5 +132,28 @@ import Testing
         #expect(Array(list).count == expected.count)
         #expect(!list.contains(objects[0]))
         #expect(list.contains(objects[1]))
+    }
+
+    @Test func changeListPositionsLeftBehindAreNeverMembership() {
+        let objects = Self.looseObjects()
+        var list = ManagedObjectList(.updated)
+        for object in objects { list.append(object) }
+        // A copy keeps its members when the original is emptied and refilled in another order.
+        let copy = list
+        list.removeAll()
+        #expect(list.isEmpty && !list.contains(objects[5]))
+        for object in objects.reversed().prefix(10) { list.append(object) }
+        #expect(list.elements.map(ObjectIdentifier.init) == objects.reversed().prefix(10).map(ObjectIdentifier.init))
+        #expect(!list.contains(objects[0]) && list.contains(objects[39]))
+        #expect(copy.count == 40 && Array(copy).map(ObjectIdentifier.init) == objects.map(ObjectIdentifier.init))
+        // Lists of different kinds keep separate positions; removal and compaction keep them right.
+        var other = ManagedObjectList(.pendingUpdated)
+        for object in objects.prefix(20) { other.append(object) }
+        for object in objects.prefix(15) { other.remove(object) }
+        #expect(other.elements.map(ObjectIdentifier.init) == objects[15..<20].map(ObjectIdentifier.init))
+        for object in objects[15..<20] { #expect(other.contains(object)) }
+        other.remove(objects[17])
+        #expect(!other.contains(objects[17]) && other.contains(objects[18]) && other.count == 4)
+        #expect(list.contains(objects[39]) && list.count == 10)
     }
 }
