@@ -74,8 +74,11 @@ func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false) throws -> Int64 {
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = coordinator
-    return try context.performAndWait {
+    let start = now()
+    var fetched = start
+    let sum = try context.performAndWait {
         let objects = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Row"))
+        fetched = now()
         var sum: Int64 = 0
         for object in objects {
             if withoutCast {
@@ -86,6 +89,12 @@ func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false) throws -> Int64 {
         }
         return sum
     }
+    if ProcessInfo.processInfo.environment["OCD_BENCH_PHASES"] != nil {
+        let read = now()
+        withExtendedLifetime(context) {}
+        FileHandle.standardError.write("fetch \(fetched - start) s, read \(read - fetched) s\n".data(using: .utf8)!)
+    }
+    return sum
 }
 
 /// An `Int64` held in an `Any?`, read from the existential's buffer once its type metadata is

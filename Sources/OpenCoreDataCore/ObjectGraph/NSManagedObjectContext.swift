@@ -52,7 +52,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public private(set) var parentContext: NSManagedObjectContext?
 
     // Object graph state.
-    @exclusivity(unchecked) var registry = ObjectRegistry()
+    let registry = ObjectRegistry()
     @exclusivity(unchecked) var inserted = ManagedObjectList(.inserted)
     @exclusivity(unchecked) var updated = ManagedObjectList(.updated)
     @exclusivity(unchecked) var deleted = ManagedObjectList(.deleted)

@@ -8,6 +8,9 @@
 /// many IDs permanent empties the array and moves the objects into the map in one sized pass.
 /// (Inserting many objects once spent most of its time growing and probing the hash table.)
 ///
+/// A class, not a struct: the context reads it on every fetched row and lookup, and reading a
+/// struct of several arrays out of a class property copies (retains) each of them every time.
+///
 /// Invariants:
 /// - `blocks` are sorted by first number (numbers only grow) and each covers `blockSize` slots of
 ///   `temporaries` starting at its offset.
@@ -15,12 +18,12 @@
 ///   unused numbers are forgotten, so a number handed out later always lies in a live block.
 /// - A temporary key outside every block (another context's number, or one handed out before a
 ///   reset) is kept in the map like any other key.
-struct ObjectRegistry {
-    private var map = FastHashMap<ObjectKey, NSManagedObject>()
-    private var temporaries: [NSManagedObject?] = []
-    private var blocks: [(first: Int64, offset: Int)] = []
-    private var unusedNumbers: Range<Int64> = 0..<0
-    private var temporaryCount = 0
+final class ObjectRegistry {
+    @exclusivity(unchecked) private var map = FastHashMap<ObjectKey, NSManagedObject>()
+    @exclusivity(unchecked) private var temporaries: [NSManagedObject?] = []
+    @exclusivity(unchecked) private var blocks: [(first: Int64, offset: Int)] = []
+    @exclusivity(unchecked) private var unusedNumbers: Range<Int64> = 0..<0
+    @exclusivity(unchecked) private var temporaryCount = 0
 
     /// How many temporary numbers are reserved at a time (so inserting takes no lock).
     static let blockSize: Int64 = 1024
@@ -30,7 +33,7 @@ struct ObjectRegistry {
 
     /// A temporary number for a new object, from this registry's blocks: an object registered
     /// under a temporary ID with this number is kept in the dense array.
-    mutating func nextTemporaryNumber() -> Int64 {
+    func nextTemporaryNumber() -> Int64 {
         if unusedNumbers.isEmpty {
             unusedNumbers = NSManagedObjectID.reserveTemporaryNumbers(Self.blockSize)
             blocks.append((unusedNumbers.lowerBound, temporaries.count))
@@ -40,7 +43,7 @@ struct ObjectRegistry {
     }
 
     /// Makes room for `count` more objects with permanent IDs (fetched, or about to be saved).
-    mutating func reserveCapacity(forAdditional count: Int) {
+    func reserveCapacity(forAdditional count: Int) {
         map.reserveCapacity(map.count + count)
     }
 
@@ -89,7 +92,7 @@ struct ObjectRegistry {
 
     /// Removes a key; returns the object it had.
     @discardableResult
-    mutating func removeValue(forKey key: ObjectKey) -> NSManagedObject? {
+    func removeValue(forKey key: ObjectKey) -> NSManagedObject? {
         guard let slot = temporarySlot(of: key) else { return map.removeValue(forKey: key) }
         guard let object = temporaries[slot] else { return nil }
         temporaries[slot] = nil
@@ -97,13 +100,16 @@ struct ObjectRegistry {
         return object
     }
 
-    private mutating func removedTemporary() {
+    private func removedTemporary() {
         temporaryCount -= 1
-        if temporaryCount == 0 {
-            temporaries = []
-            blocks = []
-            unusedNumbers = 0..<0
-        }
+        if temporaryCount == 0 { forgetTemporaries() }
+    }
+
+    private func forgetTemporaries() {
+        temporaries = []
+        blocks = []
+        unusedNumbers = 0..<0
+        temporaryCount = 0
     }
 
     /// The registered objects, in unspecified order (a snapshot).
@@ -112,13 +118,13 @@ struct ObjectRegistry {
     }
 
     /// Empties the registry and returns its objects in address order (see `FastHashMap`).
-    mutating func removeAllValuesInAddressOrder() -> [NSManagedObject] {
+    func removeAllValuesInAddressOrder() -> [NSManagedObject] {
         var objects = map.removeAllValuesInAddressOrder()
         if temporaryCount > 0 {
             objects.append(contentsOf: temporaries.lazy.compactMap { $0 })
             objects.sortByAddress()
         }
-        self = ObjectRegistry()
+        forgetTemporaries()
         return objects
     }
 }

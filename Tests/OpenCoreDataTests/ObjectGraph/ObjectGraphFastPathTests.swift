@@ -342,7 +342,7 @@ import Testing
         let (model, entity) = Self.numbersModel()
         model.freeze()
         let other = NSEntityDescription(name: "Other")
-        var registry = ObjectRegistry()
+        let registry = ObjectRegistry()
         // Three blocks, with a number handed out elsewhere between the second and the third.
         var ids: [NSManagedObjectID] = []
         for index in 0..<Int(ObjectRegistry.blockSize) * 3 {

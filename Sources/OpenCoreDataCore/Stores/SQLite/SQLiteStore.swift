@@ -765,6 +765,20 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             updateStatement = statement
             return statement.sqliteStatement
         }
+
+        /// Binds a row's column values to parameters `first`, `first + 1`, … of a statement.
+        /// Reads the plan's tables through buffer pointers (no retain per column) and binds words
+        /// straight from the storage; other values go through `SQLiteValueCoding.bind`.
+        func bindColumns(of values: SlotValues, to handle: OpaquePointer, from first: Int32, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
+            slots.withUnsafeBufferPointer { slots in
+                kinds.withUnsafeBufferPointer { kinds in
+                    for index in 0..<slots.count {
+                        SQLiteValueCoding.bind(slot: slots[index], of: values, to: handle, at: first + Int32(index), kind: kinds[index],
+                                               property: properties[index], primaryKeyOf: primaryKeyOf)
+                    }
+                }
+            }
+        }
     }
 
     private var writePlans: [ObjectIdentifier: WritePlan] = [:]
@@ -796,9 +810,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         sqlite3_bind_int64(handle, 1, pk)
         sqlite3_bind_int64(handle, 2, plan.entityNumber)
         sqlite3_bind_int64(handle, 3, 1)
-        for index in plan.slots.indices {
-            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 4), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
-        }
+        plan.bindColumns(of: record.values, to: handle, from: 4, primaryKeyOf: primaryKey)
         try run(handle, db, sql: plan.insertSQL)
     }
 
@@ -807,9 +819,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func update(record: SaveRecord, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws -> Bool {
         let plan = writePlan(for: record.entity)
         let handle = try plan.preparedUpdate(db)
-        for index in plan.slots.indices {
-            SQLiteValueCoding.bind(slot: plan.slots[index], of: record.values, to: handle, at: Int32(index + 1), kind: plan.kinds[index], property: plan.properties[index], primaryKeyOf: primaryKey)
-        }
+        plan.bindColumns(of: record.values, to: handle, from: 1, primaryKeyOf: primaryKey)
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
         try run(handle, db, sql: plan.updateSQL)

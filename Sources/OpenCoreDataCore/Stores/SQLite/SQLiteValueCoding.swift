@@ -107,9 +107,9 @@ enum SQLiteValueCoding {
     }
 
     /// Binds the value of a slot to a statement parameter; a value kept as a raw word is bound
-    /// without being boxed.
+    /// without being boxed. `property` is an autoclosure: the word fast paths never read it.
     @inline(__always)
-    static func bind(slot: Int, of values: SlotValues, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
+    static func bind(slot: Int, of values: SlotValues, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: @autoclosure () -> NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
         if let word = values.word(at: slot) {
             switch kind {
             case .int64, .int32, .int16, .bool:
@@ -122,7 +122,7 @@ enum SQLiteValueCoding {
                 break
             }
         }
-        bind(values[slot], to: handle, at: index, kind: kind, property: property, primaryKeyOf: primaryKeyOf)
+        bind(values[slot], to: handle, at: index, kind: kind, property: property(), primaryKeyOf: primaryKeyOf)
     }
 
     /// Binds a slot's value to a statement parameter, with the fast paths for canonical values.
