@@ -29,9 +29,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// The current values by slot (empty while a fault without data).
-    @exclusivity(unchecked) var values: SlotValues
+    var values: SlotValues {
+        get { useOwnValues(); return storedValues }
+        _modify { useOwnValues(); yield &storedValues }
+    }
     /// The values last read from or written to the store, by slot.
-    @exclusivity(unchecked) var committedValues: SlotValues?
+    var committedValues: SlotValues? {
+        get { useOwnValues(); return storedCommittedValues }
+        _modify { useOwnValues(); yield &storedCommittedValues }
+    }
+    /// What `values` and `committedValues` hold once the object has values of its own.
+    @exclusivity(unchecked) private var storedValues: SlotValues
+    @exclusivity(unchecked) private var storedCommittedValues: SlotValues?
+    /// For an object fetched from the SQLite store with its values: the batch holding its row,
+    /// which stands for both `values` and `committedValues` until either is used (see
+    /// `SlotRowBatch`); nil once the object has values of its own.
+    @exclusivity(unchecked) private(set) var rowBatch: SlotRowBatch?
     /// Whether the values have not been materialized for the user yet.
     @exclusivity(unchecked) var faultFlag: Bool = false
     /// Set by the context: the object is inserted, updated or deleted and not yet saved.
@@ -40,6 +53,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) var deletedFlag = false
     /// For an object fetched with a batch size: its position in the fetch (see `faultBatch`).
     @exclusivity(unchecked) var faultBatchIndex: Int32 = 0
+    /// The object's row in `rowBatch`.
+    @exclusivity(unchecked) private var rowBatchIndex: Int32 = 0
     /// Where the object sits in its context's change lists (see `ManagedObjectList`).
     @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
@@ -54,7 +69,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         if !entity.isFrozenForUse { entity.managedObjectModel?.freeze() }
         self.entity = entity
         // Storage is allocated on first use: a fetched object receives its row instead.
-        self.values = SlotValues()
+        self.storedValues = SlotValues()
         super.init()
         if let context {
             precondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
@@ -132,9 +147,43 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     final func fireFaultIfNeeded() {
         if faultFlag {
             fireFault()
-        } else if values.count != entity.slotKeys.count {
+        } else if rowBatch == nil, storedValues.count != entity.slotKeys.count {
             allocateStorage()
         }
+    }
+
+    /// Makes a row of a batch the object's committed and current values, without copying it.
+    final func useRow(_ index: Int, of batch: SlotRowBatch, version: Int64) {
+        storedValues = SlotValues()
+        storedCommittedValues = nil
+        rowBatch = batch
+        rowBatchIndex = Int32(index)
+        storeVersion = version
+    }
+
+    /// Gives the object values of its own if it still reads them from a row batch.
+    @inline(__always)
+    private func useOwnValues() {
+        if rowBatch != nil { takeValuesFromRowBatch() }
+    }
+
+    /// Copies the object's row out of its batch into values of its own (committed and current
+    /// share it until one is written).
+    private func takeValuesFromRowBatch() {
+        guard let batch = rowBatch else { return }
+        let row = batch.values(ofRow: Int(rowBatchIndex))
+        rowBatch = nil
+        storedCommittedValues = row
+        storedValues = row
+    }
+
+    /// The word and kind of an attribute slot read straight from the object's row batch when it
+    /// holds a word there (no copy of the row); nil when the object has values of its own or the
+    /// slot holds nil or a cell.
+    @inline(__always)
+    final func batchedWord(at slot: Int) -> (word: UInt64, kind: SlotLayout.Kind)? {
+        guard let batch = rowBatch else { return nil }
+        return batch.wordAndKind(row: Int(rowBatchIndex), slot: slot)
     }
 
     /// Gives an object that has no values yet an empty slot for each property.
@@ -146,7 +195,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     private func fireFault() {
         faultFlag = false
-        if committedValues == nil, !insertedFlag {
+        if rowBatch == nil, storedCommittedValues == nil, !insertedFlag {
             guard let context = managedObjectContext else {
                 preconditionFailure("The fault for \(objectID) can't be fulfilled: the object is no longer in a context.")
             }
@@ -200,7 +249,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             return nil
         }
         fireFaultIfNeeded()
-        if case .attribute = entity.slotKinds[slot] { return values[slot] }
+        if case .attribute = entity.slotKinds[slot] {
+            if let (word, kind) = batchedWord(at: slot) { return SlotStorage.decode(word, kind) }
+            return values[slot]
+        }
         return currentValue(of: entity.frozenProperties[slot])
     }
 

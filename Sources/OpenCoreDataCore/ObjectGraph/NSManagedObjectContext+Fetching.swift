@@ -116,7 +116,7 @@ extension NSManagedObjectContext {
         let rows = try parent.fetchRows(storeRequest, entity: entity)
         let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
         reserveRegistryCapacity(rows.count)
-        var objects = rows.map { registerFetched($0.objectID, row: $0.row, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
+        var objects = rows.map { registerFetched($0, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
         if batching {
             let batch = FaultBatch(ids: rows.map(\.objectID), size: request.fetchBatchSize)
             for (index, object) in objects.enumerated() where object.committedValues == nil && !object.isInserted {

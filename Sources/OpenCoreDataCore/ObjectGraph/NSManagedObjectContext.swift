@@ -258,6 +258,20 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         registry.reserveCapacity(forAdditional: count)
     }
 
+    /// Registers an object fetched from the parent (reading its row in place when it sits in a
+    /// batch), or updates a registered one that has no changes.
+    func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
+        guard let batch = fetched.batch, registry[fetched.objectID.key] == nil else {
+            return registerFetched(fetched.objectID, row: fetched.ownRow, asFault: asFault, refresh: refresh)
+        }
+        let object = NSManagedObject.makeFetched(entity: fetched.objectID.entity, objectID: fetched.objectID, context: self)
+        object.useRow(fetched.batchIndex, of: batch, version: fetched.batchVersion)
+        object.faultFlag = true
+        registry[fetched.objectID.key] = object
+        if !asFault { object.fireFaultIfNeeded() }
+        return object
+    }
+
     /// Registers an object fetched from the parent, or updates a registered one that has no changes.
     func registerFetched(_ objectID: NSManagedObjectID, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
         if let existing = registry[objectID.key] {

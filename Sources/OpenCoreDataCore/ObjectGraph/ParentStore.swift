@@ -13,11 +13,33 @@ struct StoredRow {
 /// generic tuple witness, a large share of a big fetch.)
 struct FetchedRow {
     let objectID: NSManagedObjectID
+    /// The row as values of its own (nil when not asked for, or when it sits in a batch).
     let row: StoredRow?
+    /// The row's place in a batch of rows read together, and its version (SQLite store).
+    let batch: SlotRowBatch?
+    let batchIndex: Int
+    let batchVersion: Int64
 
     init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
         self.objectID = objectID
         self.row = row
+        batch = nil
+        batchIndex = 0
+        batchVersion = 0
+    }
+
+    init(_ objectID: NSManagedObjectID, row index: Int, of batch: SlotRowBatch, version: Int64) {
+        self.objectID = objectID
+        row = nil
+        self.batch = batch
+        batchIndex = index
+        batchVersion = version
+    }
+
+    /// The row as values of their own, copied out of its batch if need be.
+    var ownRow: StoredRow? {
+        if let batch { return StoredRow(values: batch.values(ofRow: batchIndex), version: batchVersion) }
+        return row
     }
 }
 

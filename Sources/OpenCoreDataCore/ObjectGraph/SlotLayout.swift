@@ -87,3 +87,29 @@ final class SlotLayout: @unchecked Sendable {
     /// The layout with no slots (a fault's storage before its row is loaded).
     static let empty = SlotLayout(kinds: [])
 }
+
+extension SlotLayout {
+    /// Initializes one row's memory (`wordCount` words): words zero, every slot nil, cells nil.
+    func initializeRow(at row: UnsafeMutableRawPointer) {
+        row.initializeMemory(as: UInt64.self, repeating: 0, count: count)
+        (row + statesOffset * 8).initializeMemory(as: UInt8.self, repeating: SlotStorage.stateNil, count: count)
+        if cellCount > 0 {
+            (row + cellsOffset * 8).bindMemory(to: Any?.self, capacity: cellCount).initialize(repeating: nil, count: cellCount)
+        }
+    }
+
+    /// Initializes one row's memory as a copy of another row of this layout (cells retained).
+    func initializeRow(at row: UnsafeMutableRawPointer, copying source: UnsafeRawPointer) {
+        row.copyMemory(from: source, byteCount: count * 8)
+        (row + statesOffset * 8).copyMemory(from: source + statesOffset * 8, byteCount: count)
+        if cellCount > 0 {
+            (row + cellsOffset * 8).bindMemory(to: Any?.self, capacity: cellCount)
+                .initialize(from: (source + cellsOffset * 8).assumingMemoryBound(to: Any?.self), count: cellCount)
+        }
+    }
+
+    /// Deinitializes one row's memory (releases its cells).
+    func deinitializeRow(at row: UnsafeMutableRawPointer) {
+        if cellCount > 0 { (row + cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: cellCount) }
+    }
+}

@@ -16,6 +16,9 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
     /// Every slot of a layout nil.
     init(layout: SlotLayout) { storage = SlotStorage.make(layout: layout) }
 
+    /// Values held in the given storage (see `SlotRowBatch.values(ofRow:)`).
+    init(storage: SlotStorage) { self.storage = storage }
+
     /// The layout the values are stored in.
     var layout: SlotLayout { storage.layout }
 
@@ -97,9 +100,9 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     }
 
     /// State bytes of word slots.
-    fileprivate static let stateNil: UInt8 = 0
-    fileprivate static let stateWord: UInt8 = 1
-    fileprivate static let stateOverflow: UInt8 = 2
+    static let stateNil: UInt8 = 0
+    static let stateWord: UInt8 = 1
+    static let stateOverflow: UInt8 = 2
 
     /// The storage with no slots; never written (a write copies it first).
     nonisolated(unsafe) static let empty = make(layout: .empty)
@@ -107,16 +110,14 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     /// New storage with every slot nil.
     static func make(layout: SlotLayout) -> SlotStorage {
         let storage = unsafeDowncast(create(minimumCapacity: layout.wordCount) { _ in Header(layout: layout) }, to: SlotStorage.self)
-        storage.withUnsafeMutablePointerToElements { words in
-            let raw = UnsafeMutableRawPointer(words)
-            // Words and state bytes zero (nil); cells nil.
-            raw.initializeMemory(as: UInt64.self, repeating: 0, count: layout.count)
-            (raw + layout.statesOffset * 8).initializeMemory(as: UInt8.self, repeating: stateNil, count: layout.count)
-            if layout.cellCount > 0 {
-                (raw + layout.cellsOffset * 8).bindMemory(to: Any?.self, capacity: layout.cellCount)
-                    .initialize(repeating: nil, count: layout.cellCount)
-            }
-        }
+        storage.withUnsafeMutablePointerToElements { layout.initializeRow(at: UnsafeMutableRawPointer($0)) }
+        return storage
+    }
+
+    /// New storage holding a copy of a row laid out by `layout` (cells copied, so retained).
+    static func make(layout: SlotLayout, copyingRowAt source: UnsafeRawPointer) -> SlotStorage {
+        let storage = unsafeDowncast(create(minimumCapacity: layout.wordCount) { _ in Header(layout: layout) }, to: SlotStorage.self)
+        storage.withUnsafeMutablePointerToElements { layout.initializeRow(at: UnsafeMutableRawPointer($0), copying: source) }
         return storage
     }
 
@@ -127,26 +128,14 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
         let copy = unsafeDowncast(SlotStorage.create(minimumCapacity: layout.wordCount) { _ in header }, to: SlotStorage.self)
         withUnsafeMutablePointerToElements { source in
             copy.withUnsafeMutablePointerToElements { target in
-                let from = UnsafeMutableRawPointer(source)
-                let to = UnsafeMutableRawPointer(target)
-                to.copyMemory(from: from, byteCount: layout.count * 8)
-                (to + layout.statesOffset * 8).copyMemory(from: from + layout.statesOffset * 8, byteCount: layout.count)
-                if layout.cellCount > 0 {
-                    (to + layout.cellsOffset * 8).bindMemory(to: Any?.self, capacity: layout.cellCount)
-                        .initialize(from: (from + layout.cellsOffset * 8).assumingMemoryBound(to: Any?.self), count: layout.cellCount)
-                }
+                layout.initializeRow(at: UnsafeMutableRawPointer(target), copying: UnsafeRawPointer(source))
             }
         }
         return copy
     }
 
     deinit {
-        withUnsafeMutablePointers { header, words in
-            let layout = header.pointee.layout
-            if layout.cellCount > 0 {
-                (UnsafeMutableRawPointer(words) + layout.cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: layout.cellCount)
-            }
-        }
+        withUnsafeMutablePointers { header, words in header.pointee.layout.deinitializeRow(at: UnsafeMutableRawPointer(words)) }
     }
 
     /// The layout (read without an exclusivity check).
@@ -215,7 +204,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func withWordWriter<R>(_ body: (SlotWordWriter) throws -> R) rethrows -> R {
         try withUnsafeMutablePointers { header, words in
-            try body(SlotWordWriter(header: header, words: words))
+            try body(SlotWordWriter(layout: header.pointee.layout, row: UnsafeMutableRawPointer(words), overflow: header.pointer(to: \.overflow)))
         }
     }
 
@@ -276,19 +265,35 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     }
 }
 
-/// Sets raw words of one `SlotStorage` (see `SlotValues.writeWords`): a word slot's word and its
-/// state byte, as `SlotStorage.setWord` does, without going through the storage object per slot.
+/// Writes one row's slots in place (see `SlotValues.writeWords`, `SlotRowBatch.appendRow`): a word
+/// slot's word and its state byte, or a cell, without going through a storage object per slot.
+/// Valid only during the call that hands it out.
 struct SlotWordWriter {
-    fileprivate let header: UnsafeMutablePointer<SlotStorage.Header>
-    fileprivate let words: UnsafeMutablePointer<UInt64>
+    private unowned(unsafe) let layout: SlotLayout
+    private let row: UnsafeMutableRawPointer
+    /// The storage's overflow table; nil for a batch row, which never holds overflow values.
+    private let overflow: UnsafeMutablePointer<[Int: Any]?>?
+
+    init(layout: SlotLayout, row: UnsafeMutableRawPointer, overflow: UnsafeMutablePointer<[Int: Any]?>?) {
+        self.layout = layout
+        self.row = row
+        self.overflow = overflow
+    }
 
     /// Stores a word in a word slot (a value of the slot's canonical type, encoded as `SlotStorage.encode` does).
     @inline(__always)
     func set(_ word: UInt64, at slot: Int) {
-        precondition(slot >= 0 && slot < header.pointee.count && header.pointee.kinds[slot] != .cell, "Not a word slot")
-        let state = (UnsafeMutableRawPointer(words) + header.pointee.statesByteOffset + slot).assumingMemoryBound(to: UInt8.self)
-        if state.pointee == SlotStorage.stateOverflow { header.pointee.overflow?[slot] = nil }
-        words[slot] = word
+        precondition(slot >= 0 && slot < layout.count && layout.kindTable[slot] != .cell, "Not a word slot")
+        let state = (row + layout.statesOffset * 8 + slot).assumingMemoryBound(to: UInt8.self)
+        if state.pointee == SlotStorage.stateOverflow { overflow?.pointee?[slot] = nil }
+        row.assumingMemoryBound(to: UInt64.self)[slot] = word
         state.pointee = SlotStorage.stateWord
+    }
+
+    /// Stores any value in a cell slot.
+    @inline(__always)
+    func setCell(_ value: Any?, at slot: Int) {
+        precondition(slot >= 0 && slot < layout.count && layout.kindTable[slot] == .cell, "Not a cell slot")
+        (row + layout.cellsOffset * 8 + MemoryLayout<Any?>.stride * layout.cellTable[slot]).assumingMemoryBound(to: Any?.self).pointee = value
     }
 }

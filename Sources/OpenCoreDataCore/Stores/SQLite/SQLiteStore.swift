@@ -423,24 +423,29 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
         var values = SlotValues(layout: plan.layout)
-        values.writeWords { writer in
-            for column in plan.wordColumns {
-                if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { writer.set(word, at: column.slot) }
-            }
+        values.writeWords { fillRow($0, from: statement, plan: plan, db: db) }
+        return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
+    }
+
+    /// Decodes the current row of a statement into a row's slots: words straight from their
+    /// columns, then the other columns' values into their cells.
+    @inline(__always)
+    private func fillRow(_ writer: SlotWordWriter, from statement: OpaquePointer, plan: RowPlan, db: Database) {
+        for column in plan.wordColumns {
+            if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { writer.set(word, at: column.slot) }
         }
         for column in plan.otherColumns {
             switch column.kind {
             case .toOne:
                 guard sqlite3_column_type(statement, column.column) != SQLITE_NULL,
                       let destination = (column.property as? NSRelationshipDescription)?.destinationEntity else { continue }
-                values[column.slot] = makeDestinationID(db, destination, sqlite3_column_int64(statement, column.column))
+                writer.setCell(makeDestinationID(db, destination, sqlite3_column_int64(statement, column.column)), at: column.slot)
             case .transformable:
-                values[column.slot] = TransformableCoding.decode(SQLiteValueCoding.blobValue(statement, column.column), for: column.property as! NSAttributeDescription)
+                writer.setCell(TransformableCoding.decode(SQLiteValueCoding.blobValue(statement, column.column), for: column.property as! NSAttributeDescription), at: column.slot)
             default:
-                values[column.slot] = SQLiteValueCoding.read(statement, column.column, column.kind)
+                writer.setCell(SQLiteValueCoding.read(statement, column.column, column.kind), at: column.slot)
             }
         }
-        return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
     }
 
     // MARK: Fetching
@@ -464,6 +469,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // (no dictionary lookup per row).
             var lastNumber = -1
             var lastPlan: RowPlan?
+            // Values go into batches of rows, one current batch per entity number (see `SlotRowBatch`).
+            var batches: [Int: SlotRowBatch] = [:]
+            var batch: SlotRowBatch?
             let ids = objectIDFactory
             while true {
                 let code = sqlite3_step(handle)
@@ -472,12 +480,24 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let pk = sqlite3_column_int64(handle, 0)
                 let number = Int(sqlite3_column_int64(handle, 1))
                 if number != lastNumber {
+                    if let batch { batches[lastNumber] = batch }
                     lastNumber = number
                     lastPlan = plan.plans[number]
+                    batch = batches[number]
                 }
                 guard let rowPlan = lastPlan else { continue }
                 let id = ids.objectID(for: rowPlan.entity, primaryKey: pk)
-                result.append(FetchedRow(id, withValues ? decodeRow(handle, plan: rowPlan, db: db) : nil))
+                guard withValues else {
+                    result.append(FetchedRow(id, nil))
+                    continue
+                }
+                if batch?.isFull ?? true {
+                    // Batches grow from 32 rows to `maximumCapacity`, so a small fetch keeps little.
+                    let capacity = min(SlotRowBatch.maximumCapacity, max(32, 2 * (batch?.count ?? 0)))
+                    batch = SlotRowBatch.make(layout: rowPlan.layout, capacity: capacity)
+                }
+                let index = batch.unsafelyUnwrapped.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
+                result.append(FetchedRow(id, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
             }
             return result
         }

@@ -1,0 +1,97 @@
+/// Rows of one slot layout read together, in one allocation: what a fetch from the SQLite store
+/// decodes into, instead of one `SlotStorage` per row.
+///
+/// Each row takes `layout.wordCount` words laid out as in `SlotStorage` (words, cells, state
+/// bytes), one after another. A fetched object refers to its row here (`NSManagedObject.rowBatch`)
+/// and reads its values from it until something needs values of its own: a write, a snapshot, any
+/// code that reads `values` or `committedValues`; then the row is copied into a `SlotStorage`.
+/// Reading a fetched object therefore allocates nothing per row, and freeing the objects frees a
+/// few large blocks instead of a small one per row.
+///
+/// Invariants: rows `0..<count` are initialized and never change once appended (objects share
+/// them); no row holds an overflow value (a batch is filled by decoding, which writes each word
+/// slot's canonical word or leaves it nil, and cells); `count <= capacity`.
+///
+/// A batch stays alive as long as one object still reads from it, so an object kept from a large
+/// fetch keeps its batch's rows (up to `maximumCapacity` of them) in memory.
+final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
+    struct Header {
+        let layout: SlotLayout
+        let capacity: Int
+        var count = 0
+        /// The layout's numbers and kind table, copied here so that reading a value follows no
+        /// pointer but the batch's own (the layout outlives the batch, which holds it).
+        let slotCount: Int
+        let wordCount: Int
+        let statesByteOffset: Int
+        let kinds: UnsafePointer<SlotLayout.Kind>
+
+        init(layout: SlotLayout, capacity: Int) {
+            self.layout = layout
+            self.capacity = capacity
+            slotCount = layout.count
+            wordCount = layout.wordCount
+            statesByteOffset = layout.statesOffset * 8
+            kinds = UnsafePointer(layout.kindTable)
+        }
+    }
+
+    /// The most rows one batch holds; a fetch fills batches of growing size up to this.
+    static let maximumCapacity = 1024
+
+    /// An empty batch with room for `capacity` rows.
+    static func make(layout: SlotLayout, capacity: Int) -> SlotRowBatch {
+        let batch = create(minimumCapacity: max(1, layout.wordCount * capacity)) { _ in Header(layout: layout, capacity: capacity) }
+        return unsafeDowncast(batch, to: SlotRowBatch.self)
+    }
+
+    /// Whether no row can be appended.
+    var isFull: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.capacity } }
+    /// The number of rows.
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+    /// Appends a row with every slot nil, lets `body` fill it, and returns its index.
+    @inline(__always)
+    func appendRow(_ body: (SlotWordWriter) throws -> Void) rethrows -> Int {
+        try withUnsafeMutablePointers { header, words in
+            precondition(header.pointee.count < header.pointee.capacity, "The row batch is full")
+            let layout = header.pointee.layout
+            let index = header.pointee.count
+            let row = UnsafeMutableRawPointer(words + index * layout.wordCount)
+            layout.initializeRow(at: row)
+            header.pointee.count = index + 1
+            try body(SlotWordWriter(layout: layout, row: row, overflow: nil))
+            return index
+        }
+    }
+
+    /// The word and kind of a row's word slot holding a value of its canonical type; nil for nil
+    /// or a cell slot.
+    @inline(__always)
+    func wordAndKind(row index: Int, slot: Int) -> (word: UInt64, kind: SlotLayout.Kind)? {
+        withUnsafeMutablePointers { header, words in
+            precondition(index >= 0 && index < header.pointee.count && slot >= 0 && slot < header.pointee.slotCount, "Row or slot out of range")
+            let kind = header.pointee.kinds[slot]
+            let row = UnsafeRawPointer(words + index * header.pointee.wordCount)
+            guard kind != .cell, row.load(fromByteOffset: header.pointee.statesByteOffset + slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
+            return (row.load(fromByteOffset: slot * 8, as: UInt64.self), kind)
+        }
+    }
+
+    /// A copy of a row as values of their own.
+    func values(ofRow index: Int) -> SlotValues {
+        withUnsafeMutablePointers { header, words in
+            let layout = header.pointee.layout
+            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            return SlotValues(storage: SlotStorage.make(layout: layout, copyingRowAt: UnsafeRawPointer(words + index * layout.wordCount)))
+        }
+    }
+
+    deinit {
+        withUnsafeMutablePointers { header, words in
+            let layout = header.pointee.layout
+            guard layout.cellCount > 0 else { return }
+            for index in 0..<header.pointee.count { layout.deinitializeRow(at: UnsafeMutableRawPointer(words + index * layout.wordCount)) }
+        }
+    }
+}
