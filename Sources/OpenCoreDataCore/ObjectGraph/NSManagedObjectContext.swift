@@ -261,13 +261,16 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
     /// batch), or updates a registered one that has no changes.
     func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        guard let batch = fetched.batch, registry[fetched.objectID.key] == nil else {
-            return registerFetched(fetched.objectID, row: fetched.ownRow, asFault: asFault, refresh: refresh)
+        guard let batch = fetched.batch else {
+            return registerFetched(fetched.objectID, row: fetched.row, asFault: asFault, refresh: refresh)
         }
-        let object = NSManagedObject.makeFetched(entity: fetched.objectID.entity, objectID: fetched.objectID, context: self)
+        let id = fetched.objectID
+        let (object, registered) = registry.object(forPermanentKey: id.key) {
+            NSManagedObject.makeFetched(entity: id.entity, objectID: id, context: self)
+        }
+        guard registered else { return registerFetched(id, row: fetched.ownRow, asFault: asFault, refresh: refresh) }
         object.useRow(fetched.batchIndex, of: batch, version: fetched.batchVersion)
         object.faultFlag = true
-        registry[fetched.objectID.key] = object
         if !asFault { object.fireFaultIfNeeded() }
         return object
     }

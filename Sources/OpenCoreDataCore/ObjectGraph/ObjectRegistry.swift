@@ -90,6 +90,14 @@ final class ObjectRegistry {
         }
     }
 
+    /// The object registered under a permanent key, registering the one `make` returns if there
+    /// is none (one probe of the map). `make` must not register objects itself.
+    func object(forPermanentKey key: ObjectKey, registeringIfAbsent make: () -> NSManagedObject) -> (object: NSManagedObject, registered: Bool) {
+        precondition(key.primaryKey > 0, "Not a permanent key")
+        let (object, added) = map.value(forKey: key, addingIfAbsent: make)
+        return (object, added)
+    }
+
     /// Removes a key; returns the object it had.
     @discardableResult
     func removeValue(forKey key: ObjectKey) -> NSManagedObject? {

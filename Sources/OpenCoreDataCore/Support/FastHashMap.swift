@@ -129,6 +129,18 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         return (index, false)
     }
 
+    /// The value of a key, added first from `make` if the key is absent (one probe run either
+    /// way). `make` must not change the map.
+    @inline(__always)
+    mutating func value(forKey key: Key, addingIfAbsent make: () -> Value) -> (value: Value, added: Bool) {
+        let (index, found) = position(for: key)
+        if found { return (entries[index]!.value, false) }
+        let value = make()
+        entries[index] = Entry(key: key, value: value)
+        count += 1
+        return (value, true)
+    }
+
     /// Adds a key with a value unless the key is present; returns whether it was added.
     @discardableResult
     mutating func insertIfAbsent(_ value: Value, forKey key: Key) -> Bool {
