@@ -460,7 +460,11 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
-        for object in inserted.elements + updated.elements + deleted.elements { object.willSave() }
+        // The objects to save as they are now (a willSave may change others), in three arrays.
+        let (insertedNow, updatedNow, deletedNow) = (inserted.elements, updated.elements, deleted.elements)
+        for object in insertedNow { object.willSave() }
+        for object in updatedNow { object.willSave() }
+        for object in deletedNow { object.willSave() }
         processPendingChanges()
 
         try validateForSave()
@@ -627,43 +631,33 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     private func finishSave(permanentIDs: PermanentIDs) {
         let insertedList = inserted.elements
-        // The inserted objects in the order they were inserted (which is memory order), each
-        // looking up its permanent ID: walking the mapping instead would visit them in hash order.
-        if !permanentIDs.isEmpty {
-            registry.reserveCapacity(forAdditional: permanentIDs.count)
-            for object in insertedList {
-                let temporary = object.objectID.key
-                guard let permanent = permanentIDs[temporary] else { continue }
-                registry.removeValue(forKey: temporary)
-                object.objectID = permanent
-                registry[permanent.key] = object
-            }
-        }
         let updatedList = updated.elements
         let deletedList = deleted.elements
         let savedInserted = notifiedInsertedSet.flatMap { $0.version == inserted.version ? $0.set : nil } ?? Set(sparselyFrom: insertedList)
         let savedUpdated = Set(sparselyFrom: updatedList)
         let savedDeleted = Set(sparselyFrom: deletedList)
-        for object in [insertedList, updatedList].joined() {
-            object.insertedFlag = false
-            object.updatedFlag = false
-            object.storeVersion += 1
-            if object.entity.storesValuesVerbatim {
-                object.committedValues = object.values
-                continue
+        // One pass over the inserted objects, in the order they were inserted (which is memory
+        // order): each takes its permanent ID (looked up by its temporary one, not by walking the
+        // mapping in hash order); their IDs are kept for the notifications. An object without
+        // relationships commits its values in the same pass; the others wait until every new
+        // object has its permanent ID, which their committed to-one slots record.
+        if !permanentIDs.isEmpty { registry.reserveCapacity(forAdditional: permanentIDs.count) }
+        var insertedIDs: [NSManagedObjectID] = []
+        insertedIDs.reserveCapacity(insertedList.count)
+        var relating: [NSManagedObject] = []
+        for object in insertedList {
+            let temporary = object.objectID.key
+            if let permanent = permanentIDs.isEmpty ? nil : permanentIDs[temporary] {
+                registry.removeValue(forKey: temporary)
+                object.objectID = permanent
+                registry[permanent.key] = object
             }
-            var committed = object.values
-            for relationship in object.entity.frozenRelationships {
-                if relationship.isToMany {
-                    if let set = committed[relationship.slot] as? RelationshipSet { set.committedIDs = set.members.map(\.objectID) }
-                    committed[relationship.slot] = nil
-                } else {
-                    committed[relationship.slot] = object.toOneDestinationID(relationship)
-                }
-            }
-            object.committedValues = committed
+            insertedIDs.append(object.objectID)
+            if object.entity.storesValuesVerbatim { Self.commitSavedValues(of: object) } else { relating.append(object) }
         }
-        for object in deleted {
+        for object in relating { Self.commitSavedValues(of: object) }
+        for object in updatedList { Self.commitSavedValues(of: object) }
+        for object in deletedList {
             registry[object.objectID.key] = nil
             object.managedObjectContext = nil
         }
@@ -678,18 +672,39 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             NSDeletedObjectsKey: savedDeleted,
         ]
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
+        let savedIDs = SavedObjectIDs(inserted: insertedIDs, updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: Set(sparselyFrom: insertedList.lazy.map(\.objectID)),
-            NSUpdatedObjectIDsKey: Set(sparselyFrom: updatedList.lazy.map(\.objectID)),
-            NSDeletedObjectIDsKey: Set(sparselyFrom: deletedList.lazy.map(\.objectID)),
+            NSInsertedObjectIDsKey: Set(sparselyFrom: savedIDs.inserted),
+            NSUpdatedObjectIDsKey: Set(sparselyFrom: savedIDs.updated),
+            NSDeletedObjectIDsKey: Set(sparselyFrom: savedIDs.deleted),
         ])
-        let savedIDs = SavedObjectIDs(
-            inserted: insertedList.map(\.objectID), updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         if let parentContext {
             parentContext.childDidSave(savedIDs, from: self)
         } else {
             coordinatorStorage?.contextDidSave(savedIDs, from: self)
         }
+    }
+
+    /// Marks a saved inserted or updated object as unchanged, one version on, with its current
+    /// values as its committed ones (relationships as the store holds them: to-one as IDs).
+    private static func commitSavedValues(of object: NSManagedObject) {
+        object.insertedFlag = false
+        object.updatedFlag = false
+        object.storeVersion += 1
+        if object.entity.storesValuesVerbatim {
+            object.committedValues = object.values
+            return
+        }
+        var committed = object.values
+        for relationship in object.entity.frozenRelationships {
+            if relationship.isToMany {
+                if let set = committed[relationship.slot] as? RelationshipSet { set.committedIDs = set.members.map(\.objectID) }
+                committed[relationship.slot] = nil
+            } else {
+                committed[relationship.slot] = object.toOneDestinationID(relationship)
+            }
+        }
+        object.committedValues = committed
     }
 
     /// Forgets the inserted, updated and deleted sets and the changes not yet notified.
