@@ -49,6 +49,13 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
         storage.setWord(word, at: slot)
     }
 
+    /// Hands `body` the row's memory (laid out by `layout`: words, cells, state bytes) to read
+    /// many slots at once; valid only during the call.
+    @inline(__always)
+    func withUnsafeRow<R>(_ body: (UnsafeRawPointer, SlotLayout) throws -> R) rethrows -> R {
+        try storage.withUnsafeMutablePointers { header, words in try body(UnsafeRawPointer(words), header.pointee.layout) }
+    }
+
     /// Whether every slot is a word slot holding a value of its canonical type (no nil, no cell,
     /// nothing in the overflow): such values need no per-slot type check.
     var holdsOnlyWords: Bool { storage.holdsOnlyWords }

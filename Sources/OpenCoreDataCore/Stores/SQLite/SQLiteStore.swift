@@ -787,14 +787,32 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
 
         /// Binds a row's column values to parameters `first`, `first + 1`, … of a statement.
-        /// Reads the plan's tables through buffer pointers (no retain per column) and binds words
-        /// straight from the storage; other values go through `SQLiteValueCoding.bind`.
+        /// Reads the plan's tables through buffer pointers (no retain per column) and the row's
+        /// words and state bytes straight from its memory, binding integers and doubles held as
+        /// words without a call per slot; other values go through `SQLiteValueCoding.bind`.
         func bindColumns(of values: SlotValues, to handle: OpaquePointer, from first: Int32, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
-            slots.withUnsafeBufferPointer { slots in
-                kinds.withUnsafeBufferPointer { kinds in
-                    for index in 0..<slots.count {
-                        SQLiteValueCoding.bind(slot: slots[index], of: values, to: handle, at: first + Int32(index), kind: kinds[index],
-                                               property: properties[index], primaryKeyOf: primaryKeyOf)
+            values.withUnsafeRow { row, layout in
+                let states = row + layout.statesOffset * 8
+                slots.withUnsafeBufferPointer { slots in
+                    kinds.withUnsafeBufferPointer { kinds in
+                        for index in 0..<slots.count {
+                            let slot = slots[index]
+                            let parameter = first + Int32(index)
+                            if layout.kindTable[slot] != .cell, states.load(fromByteOffset: slot, as: UInt8.self) == SlotStorage.stateWord {
+                                let word = row.load(fromByteOffset: slot * 8, as: UInt64.self)
+                                switch kinds[index] {
+                                case .int64, .int32, .int16, .bool:
+                                    sqlite3_bind_int64(handle, parameter, Int64(bitPattern: word))
+                                    continue
+                                case .double, .date:
+                                    sqlite3_bind_double(handle, parameter, Double(bitPattern: word))
+                                    continue
+                                default:
+                                    break
+                                }
+                            }
+                            SQLiteValueCoding.bind(values[slot], to: handle, at: parameter, kind: kinds[index], property: properties[index], primaryKeyOf: primaryKeyOf)
+                        }
                     }
                 }
             }

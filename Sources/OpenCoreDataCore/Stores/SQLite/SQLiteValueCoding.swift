@@ -106,25 +106,6 @@ enum SQLiteValueCoding {
         return Data(bytes: bytes, count: count)
     }
 
-    /// Binds the value of a slot to a statement parameter; a value kept as a raw word is bound
-    /// without being boxed. `property` is an autoclosure: the word fast paths never read it.
-    @inline(__always)
-    static func bind(slot: Int, of values: SlotValues, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: @autoclosure () -> NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
-        if let word = values.word(at: slot) {
-            switch kind {
-            case .int64, .int32, .int16, .bool:
-                sqlite3_bind_int64(handle, index, Int64(bitPattern: word))
-                return
-            case .double, .date:
-                sqlite3_bind_double(handle, index, Double(bitPattern: word))
-                return
-            default:
-                break
-            }
-        }
-        bind(values[slot], to: handle, at: index, kind: kind, property: property(), primaryKeyOf: primaryKeyOf)
-    }
-
     /// Binds a slot's value to a statement parameter, with the fast paths for canonical values.
     @inline(__always)
     static func bind(_ value: Any?, to handle: OpaquePointer, at index: Int32, kind: ColumnKind, property: NSPropertyDescription, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
