@@ -52,7 +52,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
 
     /// Appends a row with every slot nil, lets `body` fill it, and returns its index.
     @inline(__always)
-    func appendRow(_ body: (SlotWordWriter) throws -> Void) rethrows -> Int {
+    func appendRow(_ body: (SlotRowWriter) throws -> Void) rethrows -> Int {
         try withUnsafeMutablePointers { header, words in
             precondition(header.pointee.count < header.pointee.capacity, "The row batch is full")
             let layout = header.pointee.layout
@@ -60,7 +60,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
             let row = UnsafeMutableRawPointer(words + index * layout.wordCount)
             layout.initializeRow(at: row)
             header.pointee.count = index + 1
-            try body(SlotWordWriter(layout: layout, row: row, overflow: nil))
+            try body(SlotRowWriter(layout: layout, row: row, overflow: nil))
             return index
         }
     }

@@ -60,12 +60,12 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
     /// nothing in the overflow): such values need no per-slot type check.
     var holdsOnlyWords: Bool { storage.holdsOnlyWords }
 
-    /// Writes many word slots in one go (how stores fill a row): the storage is made unique once
-    /// and `body` sets words through a `SlotWordWriter`, with no per-slot uniqueness check.
+    /// Writes many slots in one go (how stores fill a row): the storage is made unique once and
+    /// `body` sets words and cells through a `SlotRowWriter`, with no per-slot uniqueness check.
     @inline(__always)
-    mutating func writeWords<R>(_ body: (SlotWordWriter) throws -> R) rethrows -> R {
+    mutating func writeRow<R>(_ body: (SlotRowWriter) throws -> R) rethrows -> R {
         makeUnique()
-        return try storage.withWordWriter(body)
+        return try storage.withRowWriter(body)
     }
 
     /// Stores a value in a word slot when it is of the slot's canonical type (no boxing, no
@@ -194,7 +194,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
 
     @inline(__always)
     func setWord(_ word: UInt64, at slot: Int) {
-        withWordWriter { $0.set(word, at: slot) }
+        withRowWriter { $0.set(word, at: slot) }
     }
 
     var holdsOnlyWords: Bool {
@@ -209,9 +209,9 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
 
     /// Hands `body` a writer for the word slots; valid only during the call, on unique storage.
     @inline(__always)
-    func withWordWriter<R>(_ body: (SlotWordWriter) throws -> R) rethrows -> R {
+    func withRowWriter<R>(_ body: (SlotRowWriter) throws -> R) rethrows -> R {
         try withUnsafeMutablePointers { header, words in
-            try body(SlotWordWriter(layout: header.pointee.layout, row: UnsafeMutableRawPointer(words), overflow: header.pointer(to: \.overflow)))
+            try body(SlotRowWriter(layout: header.pointee.layout, row: UnsafeMutableRawPointer(words), overflow: header.pointer(to: \.overflow)))
         }
     }
 
@@ -272,10 +272,10 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     }
 }
 
-/// Writes one row's slots in place (see `SlotValues.writeWords`, `SlotRowBatch.appendRow`): a word
+/// Writes one row's slots in place (see `SlotValues.writeRow`, `SlotRowBatch.appendRow`): a word
 /// slot's word and its state byte, or a cell, without going through a storage object per slot.
 /// Valid only during the call that hands it out.
-struct SlotWordWriter {
+struct SlotRowWriter {
     private unowned(unsafe) let layout: SlotLayout
     private let row: UnsafeMutableRawPointer
     /// The storage's overflow table; nil for a batch row, which never holds overflow values.

@@ -39,7 +39,7 @@ import Testing
         var values = SlotValues(layout: layout)
         values[0] = "kept in the overflow"
         let shared = values
-        values.writeWords { writer in
+        values.writeRow { writer in
             writer.set(UInt64(bitPattern: -5), at: 0)
             writer.set((2.5).bitPattern, at: 1)
         }

@@ -423,14 +423,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
         var values = SlotValues(layout: plan.layout)
-        values.writeWords { fillRow($0, from: statement, plan: plan, db: db) }
+        values.writeRow { fillRow($0, from: statement, plan: plan, db: db) }
         return StoredRow(values: values, version: sqlite3_column_int64(statement, 2))
     }
 
     /// Decodes the current row of a statement into a row's slots: words straight from their
     /// columns, then the other columns' values into their cells.
     @inline(__always)
-    private func fillRow(_ writer: SlotWordWriter, from statement: OpaquePointer, plan: RowPlan, db: Database) {
+    private func fillRow(_ writer: SlotRowWriter, from statement: OpaquePointer, plan: RowPlan, db: Database) {
         for column in plan.wordColumns {
             if let word = SQLiteValueCoding.readWord(statement, column.column, column.kind) { writer.set(word, at: column.slot) }
         }
