@@ -24,7 +24,7 @@ extension NSManagedObject {
             return ManagedValueConversion.convert(nil, to: T.self, key: key, entity: entity)
         }
         fireFaultIfNeeded()
-        if property is NSAttributeDescription, let value = values[property.slot] as? T { return value }
+        if property is NSAttributeDescription, let value = attributeValue(at: property.slot) as? T { return value }
         return ManagedValueConversion.convert(currentValue(of: property), to: T.self, key: key, entity: entity)
     }
 

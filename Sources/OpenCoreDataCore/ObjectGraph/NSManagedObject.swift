@@ -177,13 +177,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         storedValues = row
     }
 
-    /// The word and kind of an attribute slot read straight from the object's row batch when it
-    /// holds a word there (no copy of the row); nil when the object has values of its own or the
-    /// slot holds nil or a cell.
+    /// The value of an attribute's slot: read in place from the object's row batch while it has
+    /// one (no copy of the row), otherwise from its own values. Every attribute read goes through
+    /// here (`value(forKey:)`, `@Managed` getters, key paths).
     @inline(__always)
-    final func batchedWord(at slot: Int) -> (word: UInt64, kind: SlotLayout.Kind)? {
-        guard let batch = rowBatch else { return nil }
-        return batch.wordAndKind(row: Int(rowBatchIndex), slot: slot)
+    final func attributeValue(at slot: Int) -> Any? {
+        if let batch = rowBatch { return batch.value(row: Int(rowBatchIndex), slot: slot) }
+        return values[slot]
     }
 
     /// Gives an object that has no values yet an empty slot for each property.
@@ -249,18 +249,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             return nil
         }
         fireFaultIfNeeded()
-        if case .attribute = entity.slotKinds[slot] {
-            if let (word, kind) = batchedWord(at: slot) { return SlotStorage.decode(word, kind) }
-            return values[slot]
-        }
+        if case .attribute = entity.slotKinds[slot] { return attributeValue(at: slot) }
         return currentValue(of: entity.frozenProperties[slot])
     }
 
     @inline(__always)
     final func currentValue(of property: NSPropertyDescription) -> Any? {
-        let stored = values[property.slot]
-        if property is NSAttributeDescription { return stored }
-        guard let relationship = property as? NSRelationshipDescription else { return stored }
+        guard let relationship = property as? NSRelationshipDescription else { return attributeValue(at: property.slot) }
         if relationship.isToMany {
             let members = relationshipSet(for: relationship).members
             if relationship.isOrdered { return NSOrderedSet(array: Array(members)) }

@@ -261,15 +261,15 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
     /// batch), or updates a registered one that has no changes.
     func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        guard let batch = fetched.batch else {
+        guard case .batched(let batch, let index, let version) = fetched.values else {
             return registerFetched(fetched.objectID, row: fetched.row, asFault: asFault, refresh: refresh)
         }
         let id = fetched.objectID
         let (object, registered) = registry.object(forPermanentKey: id.key) {
             NSManagedObject.makeFetched(entity: id.entity, objectID: id, context: self)
         }
-        guard registered else { return registerFetched(id, row: fetched.ownRow, asFault: asFault, refresh: refresh) }
-        object.useRow(fetched.batchIndex, of: batch, version: fetched.batchVersion)
+        guard registered else { return registerFetched(id, row: fetched.row, asFault: asFault, refresh: refresh) }
+        object.useRow(index, of: batch, version: version)
         object.faultFlag = true
         if !asFault { object.fireFaultIfNeeded() }
         return object

@@ -127,11 +127,9 @@ final class ObjectRegistry {
 
     /// Empties the registry and returns its objects in address order (see `FastHashMap`).
     func removeAllValuesInAddressOrder() -> [NSManagedObject] {
-        var objects = map.removeAllValuesInAddressOrder()
-        if temporaryCount > 0 {
-            objects.append(contentsOf: temporaries.lazy.compactMap { $0 })
-            objects.sortByAddress()
-        }
+        var objects = map.removeAllValues()
+        objects.append(contentsOf: temporaries.lazy.compactMap { $0 })
+        objects.sortByAddress()
         forgetTemporaries()
         return objects
     }

@@ -12,34 +12,36 @@ struct StoredRow {
 /// values, its row. (A struct, not a tuple: arrays of tuples are destroyed through the runtime's
 /// generic tuple witness, a large share of a big fetch.)
 struct FetchedRow {
+    /// Where a fetched row's values are.
+    enum Values {
+        /// Not asked for (the object will be a fault without data).
+        case none
+        /// Values of the row's own (from a parent context or an atomic store).
+        case own(StoredRow)
+        /// A row of a batch read together (SQLite store), with its optimistic-locking version.
+        case batched(SlotRowBatch, row: Int, version: Int64)
+    }
+
     let objectID: NSManagedObjectID
-    /// The row as values of its own (nil when not asked for, or when it sits in a batch).
-    let row: StoredRow?
-    /// The row's place in a batch of rows read together, and its version (SQLite store).
-    let batch: SlotRowBatch?
-    let batchIndex: Int
-    let batchVersion: Int64
+    let values: Values
 
     init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
         self.objectID = objectID
-        self.row = row
-        batch = nil
-        batchIndex = 0
-        batchVersion = 0
+        values = row.map(Values.own) ?? .none
     }
 
     init(_ objectID: NSManagedObjectID, row index: Int, of batch: SlotRowBatch, version: Int64) {
         self.objectID = objectID
-        row = nil
-        self.batch = batch
-        batchIndex = index
-        batchVersion = version
+        values = .batched(batch, row: index, version: version)
     }
 
-    /// The row as values of their own, copied out of its batch if need be.
-    var ownRow: StoredRow? {
-        if let batch { return StoredRow(values: batch.values(ofRow: batchIndex), version: batchVersion) }
-        return row
+    /// The row as values of its own, copied out of its batch if need be; nil when not fetched.
+    var row: StoredRow? {
+        switch values {
+        case .none: nil
+        case .own(let row): row
+        case .batched(let batch, let index, let version): StoredRow(values: batch.values(ofRow: index), version: version)
+        }
     }
 }
 

@@ -108,6 +108,21 @@ extension SlotLayout {
         }
     }
 
+    /// The value of a slot in a row laid out by this layout: a cell's contents, a word decoded
+    /// (see `SlotStorage.decode`), nil, or, for a value kept in an overflow table, what `overflow`
+    /// returns for the slot (only ever called in that case).
+    @inline(__always)
+    func value(at slot: Int, inRow row: UnsafeRawPointer, overflow: (Int) -> Any?) -> Any? {
+        precondition(slot >= 0 && slot < count, "Slot index out of range")
+        let kind = kindTable[slot]
+        if kind == .cell { return row.load(fromByteOffset: cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot], as: Any?.self) }
+        switch row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) {
+        case SlotStorage.stateWord: return SlotStorage.decode(row.load(fromByteOffset: slot * 8, as: UInt64.self), kind)
+        case SlotStorage.stateOverflow: return overflow(slot)
+        default: return nil
+        }
+    }
+
     /// Deinitializes one row's memory (releases its cells).
     func deinitializeRow(at row: UnsafeMutableRawPointer) {
         if cellCount > 0 { (row + cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: cellCount) }

@@ -19,21 +19,6 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         let layout: SlotLayout
         let capacity: Int
         var count = 0
-        /// The layout's numbers and kind table, copied here so that reading a value follows no
-        /// pointer but the batch's own (the layout outlives the batch, which holds it).
-        let slotCount: Int
-        let wordCount: Int
-        let statesByteOffset: Int
-        let kinds: UnsafePointer<SlotLayout.Kind>
-
-        init(layout: SlotLayout, capacity: Int) {
-            self.layout = layout
-            self.capacity = capacity
-            slotCount = layout.count
-            wordCount = layout.wordCount
-            statesByteOffset = layout.statesOffset * 8
-            kinds = UnsafePointer(layout.kindTable)
-        }
     }
 
     /// The most rows one batch holds; a fetch fills batches of growing size up to this.
@@ -65,16 +50,16 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         }
     }
 
-    /// The word and kind of a row's word slot holding a value of its canonical type; nil for nil
-    /// or a cell slot.
+    /// The value of a slot of a row, read in place (as `SlotStorage.value(at:)` reads its own).
     @inline(__always)
-    func wordAndKind(row index: Int, slot: Int) -> (word: UInt64, kind: SlotLayout.Kind)? {
+    func value(row index: Int, slot: Int) -> Any? {
         withUnsafeMutablePointers { header, words in
-            precondition(index >= 0 && index < header.pointee.count && slot >= 0 && slot < header.pointee.slotCount, "Row or slot out of range")
-            let kind = header.pointee.kinds[slot]
-            let row = UnsafeRawPointer(words + index * header.pointee.wordCount)
-            guard kind != .cell, row.load(fromByteOffset: header.pointee.statesByteOffset + slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
-            return (row.load(fromByteOffset: slot * 8, as: UInt64.self), kind)
+            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            // The batch keeps its layout alive: read it without a retain. Batch rows hold no
+            // overflow values (see the invariants above).
+            return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                layout.value(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount)) { _ in nil }
+            }
         }
     }
 

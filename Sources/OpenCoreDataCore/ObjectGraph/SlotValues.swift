@@ -164,13 +164,9 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func value(at slot: Int) -> Any? {
         withUnsafeMutablePointers { header, words in
-            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
-            let kind = header.pointee.kinds[slot]
-            if kind == .cell { return Self.cell(words, header, slot).pointee }
-            switch Self.state(words, header, slot).pointee {
-            case Self.stateWord: return Self.decode(words[slot], kind)
-            case Self.stateOverflow: return header.pointee.overflow?[slot] ?? nil
-            default: return nil
+            // The storage keeps its layout alive: read it without a retain.
+            Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                layout.value(at: slot, inRow: UnsafeRawPointer(words)) { header.pointee.overflow?[$0] ?? nil }
             }
         }
     }

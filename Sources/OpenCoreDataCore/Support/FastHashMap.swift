@@ -141,16 +141,6 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         return (value, true)
     }
 
-    /// Adds a key with a value unless the key is present; returns whether it was added.
-    @discardableResult
-    mutating func insertIfAbsent(_ value: Value, forKey key: Key) -> Bool {
-        let (index, found) = position(for: key)
-        if found { return false }
-        entries[index] = Entry(key: key, value: value)
-        count += 1
-        return true
-    }
-
     private mutating func insert(_ value: Value, forKey key: Key) {
         let (index, found) = position(for: key)
         if found {
@@ -198,12 +188,20 @@ extension FastHashMap where Value: AnyObject {
     /// without touching the objects: releasing them in that order (or visiting them) sweeps the
     /// heap forward instead of jumping across it in hash order.
     mutating func removeAllValuesInAddressOrder() -> [Value] {
+        var values = removeAllValues()
+        values.sortByAddress()
+        return values
+    }
+}
+
+extension FastHashMap {
+    /// Empties the map and returns its values, moved out in table order (no copy, so no retain).
+    mutating func removeAllValues() -> [Value] {
         var old = entries
         var values: [Value] = []
         values.reserveCapacity(count)
         self = FastHashMap()
         Self.moveEntries(out: &old) { values.append($0.value) }
-        values.sortByAddress()
         return values
     }
 }
