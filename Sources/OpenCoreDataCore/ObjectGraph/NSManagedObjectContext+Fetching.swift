@@ -115,7 +115,7 @@ extension NSManagedObjectContext {
         }
         let rows = try parent.fetchRows(storeRequest, entity: entity)
         let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
-        reserveRegistryCapacity(rows.count)
+        reserveRegistryCapacity(for: rows)
         var objects = rows.map { registerFetched($0, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
         if batching {
             let batch = FaultBatch(ids: rows.map(\.objectID), size: request.fetchBatchSize)

@@ -253,9 +253,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         return object
     }
 
-    /// Makes room for `count` more registered objects.
-    func reserveRegistryCapacity(_ count: Int) {
-        registry.reserveCapacity(forAdditional: count)
+    /// Makes room in the registry for the objects of fetched rows (in the store's order).
+    func reserveRegistryCapacity(for rows: [FetchedRow]) {
+        guard let first = rows.first, let last = rows.last else { return }
+        registry.reserveCapacity(forPermanentKeysFrom: first.objectID.key, to: last.objectID.key, count: rows.count)
     }
 
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
@@ -641,9 +642,14 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         // mapping in hash order); their IDs are kept for the notifications. An object without
         // relationships commits its values in the same pass; the others wait until every new
         // object has its permanent ID, which their committed to-one slots record.
-        if !permanentIDs.isEmpty { registry.reserveCapacity(forAdditional: permanentIDs.count) }
+        if let first = insertedList.first.flatMap({ permanentIDs[$0.objectID.key] }), let last = insertedList.last.flatMap({ permanentIDs[$0.objectID.key] }) {
+            registry.reserveCapacity(forPermanentKeysFrom: first.key, to: last.key, count: permanentIDs.count)
+        }
+        // The notification's set of inserted IDs is filled here too, while each object and its
+        // ID are in the cache (a pass of its own would fetch every ID from memory again).
         var insertedIDs: [NSManagedObjectID] = []
         insertedIDs.reserveCapacity(insertedList.count)
+        var insertedIDSet = Set<NSManagedObjectID>(minimumCapacity: insertedList.count * 2)
         var relating: [NSManagedObject] = []
         for object in insertedList {
             let temporary = object.objectID.key
@@ -653,6 +659,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 registry[permanent.key] = object
             }
             insertedIDs.append(object.objectID)
+            insertedIDSet.insert(object.objectID)
             if object.entity.storesValuesVerbatim { Self.commitSavedValues(of: object) } else { relating.append(object) }
         }
         for object in relating { Self.commitSavedValues(of: object) }
@@ -674,7 +681,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
         let savedIDs = SavedObjectIDs(inserted: insertedIDs, updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: Set(sparselyFrom: savedIDs.inserted),
+            NSInsertedObjectIDsKey: insertedIDSet,
             NSUpdatedObjectIDsKey: Set(sparselyFrom: savedIDs.updated),
             NSDeletedObjectIDsKey: Set(sparselyFrom: savedIDs.deleted),
         ])

@@ -71,11 +71,6 @@ struct SaveChanges {
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
-/// The permanent IDs a save gave to inserted objects, by their temporary IDs' keys. (A
-/// `FastHashMap`: a context's temporary numbers run in sequence, so a big save fills and reads
-/// this table a few cache lines at a time, where `Dictionary` hashed each key to a random place.)
-typealias PermanentIDs = FastHashMap<ObjectKey, NSManagedObjectID>
-
 /// What a context asks of whatever is above it: the coordinator, or a parent context.
 protocol ParentStore: AnyObject {
     /// The model the parent uses.

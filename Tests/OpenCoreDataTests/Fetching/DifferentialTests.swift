@@ -8,8 +8,9 @@ import Testing
 ///
 /// `OPENCOREDATA_DIFFERENTIAL_COUNT` raises the number of predicates (default 2,000).
 @Suite struct DifferentialTests {
-    /// A small deterministic random number generator (SplitMix64).
-    struct Generator {
+    /// A small deterministic random number generator (SplitMix64), also for the standard
+    /// library's `random(in:using:)`.
+    struct Generator: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15

@@ -385,6 +385,111 @@ import Testing
         #expect(all.map(ObjectIdentifier.init) == all.map(ObjectIdentifier.init).sorted())
     }
 
+    /// Permanent keys in runs (consecutive primary keys), in the map, added in and out of order,
+    /// over gaps, removed and reserved for: the registry answers as a dictionary would.
+    @Test(arguments: [1, 2, 3, 4, 5, 6]) func theRegistryAnswersAsADictionaryWithPermanentKeysInRuns(seed: UInt64) {
+        let (model, entity) = Self.numbersModel()
+        let other = NSEntityDescription(name: "Other")
+        model.entities = [entity, other]
+        model.freeze()
+        var generator = DifferentialTests.Generator(state: seed)
+        let registry = ObjectRegistry()
+        var expected: [ObjectKey: NSManagedObject] = [:]
+        let origins: [(NSEntityDescription, Int)] = [(entity, 1), (entity, 2), (other, 1)]
+        func randomKey() -> ObjectKey {
+            let (root, store) = origins[Int.random(in: 0..<origins.count, using: &generator)]
+            // Mostly ascending runs with small gaps, sometimes anywhere.
+            let primaryKey = Int64.random(in: 1...400, using: &generator)
+            return NSManagedObjectID(entity: root, storeIdentifier: "S\(store)", storeNumber: store, primaryKey: primaryKey).key
+        }
+        var next: [Int: Int64] = [:]
+        for step in 0..<3000 {
+            let choice = Int.random(in: 0..<100, using: &generator)
+            let originIndex = Int.random(in: 0..<origins.count, using: &generator)
+            let (root, store) = origins[originIndex]
+            var key = randomKey()
+            if choice < 55 {
+                // The next key of an ascending run, sometimes past a gap.
+                let primaryKey = (next[originIndex] ?? Int64.random(in: 1...50, using: &generator)) + (Int.random(in: 0..<10, using: &generator) == 0 ? Int64.random(in: 1...30, using: &generator) : 0)
+                next[originIndex] = primaryKey + 1
+                key = NSManagedObjectID(entity: root, storeIdentifier: "S\(store)", storeNumber: store, primaryKey: primaryKey).key
+            }
+            if choice < 70 {
+                let object = NSManagedObject(entity: entity, insertInto: nil)
+                registry[key] = object
+                expected[key] = object
+            } else if choice < 80 {
+                let made = NSManagedObject(entity: entity, insertInto: nil)
+                let (object, registered) = registry.object(forPermanentKey: key) { made }
+                #expect(registered == (expected[key] == nil), "step \(step)")
+                #expect(object === (expected[key] ?? made), "step \(step)")
+                expected[key] = object
+            } else if choice < 93 {
+                #expect(registry.removeValue(forKey: key) === expected.removeValue(forKey: key), "step \(step)")
+            } else if choice < 96 {
+                registry[key] = nil
+                expected[key] = nil
+            } else if choice < 99 {
+                let last = ObjectKey(primaryKey: key.primaryKey + Int64.random(in: 0...200, using: &generator), root: key.root, store: key.store)
+                registry.reserveCapacity(forPermanentKeysFrom: key, to: last, count: Int(last.primaryKey - key.primaryKey) + 1)
+            } else {
+                #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(expected.values.map(ObjectIdentifier.init)), "step \(step)")
+            }
+            #expect(registry.count == expected.count, "step \(step)")
+            let probe = randomKey()
+            #expect(registry[probe] === expected[probe], "step \(step)")
+        }
+        for (key, object) in expected { #expect(registry[key] === object) }
+        let all = registry.removeAllValuesInAddressOrder()
+        #expect(Set(all.map(ObjectIdentifier.init)) == Set(expected.values.map(ObjectIdentifier.init)) && registry.count == 0)
+    }
+
+    /// A save's permanent IDs by temporary key: numbers in sequence, past gaps, out of order, from
+    /// another range, replaced and removed, and merged: the mapping answers as a dictionary would.
+    @Test(arguments: [1, 2, 3]) func permanentIDsAnswerAsADictionary(seed: UInt64) {
+        let (model, entity) = Self.numbersModel()
+        let other = NSEntityDescription(name: "Other")
+        model.entities = [entity, other]
+        model.freeze()
+        var generator = DifferentialTests.Generator(state: seed)
+        let base = NSManagedObjectID.reserveTemporaryNumbers(20_000).lowerBound
+        func temporaryKey(_ offset: Int64, _ root: NSEntityDescription = entity) -> ObjectKey {
+            NSManagedObjectID(temporaryFor: root, number: base + offset).key
+        }
+        var mapping = PermanentIDs()
+        var expected: [ObjectKey: NSManagedObjectID] = [:]
+        var next: Int64 = 100
+        for step in 0..<4000 {
+            let choice = Int.random(in: 0..<100, using: &generator)
+            let key: ObjectKey
+            switch choice {
+            case 0..<60:
+                next += Int.random(in: 0..<20, using: &generator) == 0 ? Int64.random(in: 1...6000, using: &generator) : 1
+                key = temporaryKey(min(next, 19_999))
+            case 60..<80: key = temporaryKey(Int64.random(in: 0...19_999, using: &generator))
+            case 80..<85: key = temporaryKey(Int64.random(in: 0...19_999, using: &generator), other)
+            default: key = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: Int64.random(in: 1...50, using: &generator)).key
+            }
+            if choice % 10 == 9 {
+                mapping[key] = nil
+                expected[key] = nil
+            } else {
+                let id = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: Int64(step + 1))
+                mapping[key] = id
+                expected[key] = id
+            }
+            #expect(mapping.count == expected.count, "step \(step)")
+            let probe = Int.random(in: 0..<2, using: &generator) == 0 ? key : temporaryKey(Int64.random(in: 0...19_999, using: &generator))
+            #expect(mapping[probe] === expected[probe], "step \(step)")
+        }
+        for (key, id) in expected { #expect(mapping[key] === id) }
+        var merged = PermanentIDs()
+        merged[temporaryKey(5)] = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: 99_999)
+        merged.merge(mapping)
+        #expect(merged.count == expected.count + (expected[temporaryKey(5)] == nil ? 1 : 0))
+        for (key, id) in expected { #expect(merged[key] === id) }
+    }
+
     @Test func manyNewObjectsSaveWithOneNotificationSetAndStayFindable() throws {
         let (model, entity) = Self.numbersModel()
         let context = try Self.context(model)
