@@ -639,21 +639,20 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         let savedDeleted = Set(sparselyFrom: deletedList)
         // One pass over the inserted objects, in the order they were inserted (which is memory
         // order): each takes its permanent ID (looked up by its temporary one, not by walking the
-        // mapping in hash order); their IDs are kept for the notifications. An object without
-        // relationships commits its values in the same pass; the others wait until every new
-        // object has its permanent ID, which their committed to-one slots record.
+        // mapping in hash order); their IDs are kept for the notifications, the set of them filled
+        // while each ID is in the cache. An object without relationships commits its values in
+        // the same pass; the others wait until every new object has its permanent ID, which their
+        // committed to-one slots record.
         if let first = insertedList.first.flatMap({ permanentIDs[$0.objectID.key] }), let last = insertedList.last.flatMap({ permanentIDs[$0.objectID.key] }) {
             registry.reserveCapacity(forPermanentKeysFrom: first.key, to: last.key, count: permanentIDs.count)
         }
-        // The notification's set of inserted IDs is filled here too, while each object and its
-        // ID are in the cache (a pass of its own would fetch every ID from memory again).
         var insertedIDs: [NSManagedObjectID] = []
         insertedIDs.reserveCapacity(insertedList.count)
         var insertedIDSet = Set<NSManagedObjectID>(minimumCapacity: insertedList.count * 2)
         var relating: [NSManagedObject] = []
         for object in insertedList {
             let temporary = object.objectID.key
-            if let permanent = permanentIDs.isEmpty ? nil : permanentIDs[temporary] {
+            if let permanent = permanentIDs[temporary] {
                 registry.removeValue(forKey: temporary)
                 object.objectID = permanent
                 registry[permanent.key] = object

@@ -121,36 +121,72 @@ final class ObjectRegistry {
         return after
     }
 
-    /// Whether no other run and no map entry holds a key from `first` through `last` of an origin
-    /// (so a run may grow over them).
-    private func keysAreFree(_ key: ObjectKey, from first: Int64, exceptRun: Int) -> Bool {
-        for (index, run) in runs.enumerated() where index != exceptRun && run.root == key.root && run.store == key.store {
-            if run.first <= key.primaryKey && run.end > first { return false }
+    /// Whether run `run` may grow from its end up to `key`: no other run holds a key of that
+    /// stretch, and the map holds none of the keys before `key` (the caller has checked `key`).
+    private func runMayGrow(_ run: Int, to key: ObjectKey) -> Bool {
+        let end = runs[run].end
+        var other = 0
+        let runCount = runs.count
+        while other < runCount {
+            if other != run && runs[other].root == key.root && runs[other].store == key.store
+                && runs[other].first <= key.primaryKey && runs[other].end > end { return false }
+            other += 1
         }
         guard !map.isEmpty else { return true }
-        for primaryKey in first...key.primaryKey where map[ObjectKey(primaryKey: primaryKey, root: key.root, store: key.store)] != nil {
+        for primaryKey in end..<key.primaryKey where map[ObjectKey(primaryKey: primaryKey, root: key.root, store: key.store)] != nil {
             return false
         }
         return true
     }
 
-    /// Puts an object under a permanent key that no run's range holds, in a run when it can
-    /// (growing one, or starting one), else in the map.
+    /// Puts an object under a permanent key that neither a run's range nor the map holds: in a
+    /// run when it can (growing one, or starting one), else in the map.
     private func addPermanent(_ object: NSManagedObject, forKey key: ObjectKey, place: RunPlace) {
-        if case .after(let run, let gap) = place, keysAreFree(key, from: runs[run].end, exceptRun: run) {
+        if case .after(let run, let gap) = place, runMayGrow(run, to: key) {
             if gap > 0 { runs[run].slots.append(contentsOf: repeatElement(nil, count: gap)) }
             runs[run].slots.append(object)
-            runs[run].count += 1
-            runObjectCount += 1
-        } else if key.primaryKey > 0, runs.count < Self.maximumRuns, map.isEmpty || map[key] == nil {
-            runs.append(Run(root: key.root, store: key.store, first: key.primaryKey, slots: [object], count: 1))
-            runObjectCount += 1
+            countAdded(to: run)
+        } else if key.primaryKey > 0, runs.count < Self.maximumRuns {
+            runs.append(Run(root: key.root, store: key.store, first: key.primaryKey, slots: [object]))
+            countAdded(to: runs.count - 1)
         } else {
             map[key] = object
         }
     }
 
+    /// Puts an object in a run's empty slot.
+    @inline(__always)
+    private func fill(run: Int, at index: Int, with object: NSManagedObject) {
+        runs[run].slots[index] = object
+        countAdded(to: run)
+    }
+
+    /// Counts an object just put in a run.
+    @inline(__always)
+    private func countAdded(to run: Int) {
+        runs[run].count += 1
+        runObjectCount += 1
+    }
+
+    /// Registers or replaces (nil: removes) the object under a permanent key.
+    @inline(__always)
+    private func setPermanent(_ object: consuming NSManagedObject?, forKey key: ObjectKey) {
+        let place = runPlace(of: key)
+        if case .slot(let run, let index) = place {
+            guard let object else {
+                removeFromRun(run, at: index)
+                return
+            }
+            if runs[run].slots[index] == nil { fill(run: run, at: index, with: object) } else { runs[run].slots[index] = object }
+        } else if !map.isEmpty, map[key] != nil {
+            map[key] = object
+        } else if let object {
+            addPermanent(object, forKey: key, place: place)
+        }
+    }
+
     /// Empties a run's slot; drops the run when it has no objects left.
+    @discardableResult
     private func removeFromRun(_ run: Int, at index: Int) -> NSManagedObject? {
         guard let object = runs[run].slots[index] else { return nil }
         runs[run].slots[index] = nil
@@ -193,22 +229,7 @@ final class ObjectRegistry {
         }
         set {
             guard let slot = temporarySlot(of: key) else {
-                let place = runPlace(of: key)
-                if case .slot(let run, let index) = place {
-                    if let newValue {
-                        if runs[run].slots[index] == nil {
-                            runs[run].count += 1
-                            runObjectCount += 1
-                        }
-                        runs[run].slots[index] = newValue
-                    } else {
-                        _ = removeFromRun(run, at: index)
-                    }
-                } else if let newValue {
-                    if !map.isEmpty, map[key] != nil { map[key] = newValue } else { addPermanent(newValue, forKey: key, place: place) }
-                } else if !map.isEmpty {
-                    map[key] = nil
-                }
+                setPermanent(newValue, forKey: key)
                 return
             }
             let wasPresent = temporaries[slot] != nil
@@ -229,9 +250,7 @@ final class ObjectRegistry {
         if case .slot(let run, let index) = place {
             if let object = runs[run].slots[index] { return (object, false) }
             let object = make()
-            runs[run].slots[index] = object
-            runs[run].count += 1
-            runObjectCount += 1
+            fill(run: run, at: index, with: object)
             return (object, true)
         }
         if !map.isEmpty, let object = map[key] { return (object, false) }
@@ -267,15 +286,22 @@ final class ObjectRegistry {
 
     /// The registered objects, in unspecified order (a snapshot).
     var values: [NSManagedObject] {
-        map.values + temporaries.lazy.compactMap { $0 } + runs.lazy.flatMap(\.slots).compactMap { $0 }
+        var objects = map.values
+        appendDenseObjects(to: &objects)
+        return objects
+    }
+
+    /// Appends the objects of the temporaries array and of the runs.
+    private func appendDenseObjects(to objects: inout [NSManagedObject]) {
+        objects.reserveCapacity(objects.count + temporaryCount + runObjectCount)
+        objects.append(contentsOf: temporaries.lazy.compactMap { $0 })
+        for run in runs { objects.append(contentsOf: run.slots.lazy.compactMap { $0 }) }
     }
 
     /// Empties the registry and returns its objects in address order (see `FastHashMap`).
     func removeAllValuesInAddressOrder() -> [NSManagedObject] {
         var objects = map.removeAllValues()
-        objects.reserveCapacity(objects.count + temporaryCount + runObjectCount)
-        objects.append(contentsOf: temporaries.lazy.compactMap { $0 })
-        for run in runs { objects.append(contentsOf: run.slots.lazy.compactMap { $0 }) }
+        appendDenseObjects(to: &objects)
         objects.sortByAddress()
         forgetTemporaries()
         runs = []

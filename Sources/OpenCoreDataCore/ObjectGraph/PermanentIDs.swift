@@ -33,11 +33,17 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
         dense.reserveCapacity(count)
     }
 
+    /// The number of a temporary key (only those may be kept densely).
+    @inline(__always)
+    private static func temporaryNumber(of key: ObjectKey) -> Int64? {
+        key.primaryKey < 0 && key.store == 0 ? -key.primaryKey : nil
+    }
+
     /// The dense slot of a temporary key's number, if it lies in the dense range.
     @inline(__always)
     private func denseIndex(of key: ObjectKey) -> Int? {
-        guard key.primaryKey < 0, key.store == 0 else { return nil }
-        let offset = -key.primaryKey - firstNumber
+        guard let number = Self.temporaryNumber(of: key) else { return nil }
+        let offset = number - firstNumber
         return offset >= 0 && offset < Int64(dense.count) ? Int(offset) : nil
     }
 
@@ -56,8 +62,7 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
                     others[key] = newValue
                     return
                 }
-                if dense[index] == nil, newValue != nil { denseCount += 1 }
-                if dense[index] != nil, newValue == nil { denseCount -= 1 }
+                denseCount += (newValue == nil ? 0 : 1) - (dense[index] == nil ? 0 : 1)
                 dense[index] = newValue.map { (key.root, $0) }
             } else if let newValue {
                 append(newValue, forKey: key)
@@ -68,11 +73,10 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
     /// Adds an ID for a key outside the dense range: at the dense range's end when the key's
     /// number is at most `maximumGap` past it, else to `others`.
     private mutating func append(_ id: NSManagedObjectID, forKey key: ObjectKey) {
-        guard key.primaryKey < 0, key.store == 0 else {
+        guard let number = Self.temporaryNumber(of: key) else {
             others[key] = id
             return
         }
-        let number = -key.primaryKey
         if dense.isEmpty { firstNumber = number }
         let offset = number - firstNumber
         guard offset >= Int64(dense.count), offset - Int64(dense.count) <= Self.maximumGap else {
