@@ -35,8 +35,15 @@ struct PredicateParser {
     /// Parentheses open around the expression being parsed (limited apart from `depth`, since
     /// they add no level to the tree and the printer adds some of its own).
     var parentheses = 0
+    /// Predicates parsed so far (memoized ones not counted again); see `maximumParsesPerToken`.
+    var parses = 0
 
     static let maximumDepth = 200
+    /// The parse of a format stops with `tooComplex` after this many predicates per token. The
+    /// memo below parses each predicate once per depth it is reached at, but nested parentheses
+    /// tried both ways can still reach one start at many depths: a 1.4 KB `TERNARY((TERNARY((…`
+    /// the fuzzer found took 8 s. Real formats parse about one predicate per few tokens.
+    static let maximumParsesPerToken = 16
 
     /// Words that cannot be used as keys without a `#` prefix.
     static let reservedWords: Set<String> = [
@@ -159,6 +166,8 @@ struct PredicateParser {
         case .parsed?, .tooDeep?, nil:
             break
         }
+        parses += 1
+        guard parses <= tokens.count * Self.maximumParsesPerToken else { throw failure(Self.tooComplex) }
         let outerDeepest = deepest
         deepest = depth
         defer { deepest = Swift.max(outerDeepest, deepest) }
@@ -174,6 +183,7 @@ struct PredicateParser {
     }
 
     static let tooDeep = "the format is nested too deeply"
+    static let tooComplex = "the format is too complex to parse (too many nested parentheses to try both ways)"
 
     mutating func parseOrUncached() throws -> NSPredicate {
         try enter()
@@ -220,12 +230,15 @@ struct PredicateParser {
                 if canEndPredicate(current) { return inner }
                 throw failure("unexpected text after a parenthesised predicate", expected: "AND, OR or ')'")
             } catch let error as PredicateFormatError {
+                // Out of budget: the other way would fail the same way.
+                if error.message == Self.tooComplex { throw error }
                 firstError = error
             }
             (position, nextArgument) = saved
             do {
                 return try parseComparison()
             } catch let secondError as PredicateFormatError {
+                if secondError.message == Self.tooComplex { throw secondError }
                 throw secondError.position > firstError.position ? secondError : firstError
             }
         }

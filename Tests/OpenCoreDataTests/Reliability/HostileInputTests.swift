@@ -66,6 +66,19 @@ import Testing
         #expect(try NSPredicate.parse(format: predicate.predicateFormat) == predicate)
     }
 
+    @Test func parenthesesTriedBothWaysAtManyDepthsAreTooComplex() throws {
+        // Found by the fuzzer: 1.4 KB of mangled `TERNARY((` nesting near the depth limit, where
+        // the memo could not help (each start was reached at many depths); it took 8 s to parse.
+        let file = TestSupport.fixtures.appendingPathComponent("FuzzRegressions/predicate/nested-ternary-retried-at-many-depths")
+        let format = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        let error = try #require(throws: PredicateFormatError.self) { try NSPredicate.parse(format: format) }
+        #expect(error.message.contains("too complex"))
+        // Long ordinary formats, parentheses included, stay well within the budget.
+        let terms = (0..<2_000).map { "(a\($0) == \($0) OR (b + \($0)) > c)" }.joined(separator: " AND ")
+        let parsed = try NSPredicate.parse(format: terms)
+        #expect((parsed as? NSCompoundPredicate)?.subpredicates.count == 2_000)
+    }
+
     /// A model whose entity is its own parent, directly or through a cycle.
     static func modelXML(parents: [(entity: String, parent: String)]) -> Data {
         var xml = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
