@@ -152,6 +152,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
     }
 
+    /// Gives the object the permanent ID a save or `obtainPermanentIDs(for:)` gave it. When
+    /// nothing but the object holds its temporary ID, that ID object becomes the permanent one
+    /// in place, since nothing else could tell; otherwise the object gets a new ID object and
+    /// whoever holds the temporary one keeps it unchanged, as in Core Data. (A weak reference
+    /// to a temporary ID would see the change; nothing in the framework keeps one.)
+    final func takePermanentKey(_ key: ObjectKey, storeIdentifier: String) {
+        if isKnownUniquelyReferenced(&storedObjectID) {
+            storedObjectID.unsafelyUnwrapped.becomePermanent(key, storeIdentifier: storeIdentifier)
+        } else {
+            storedObjectID = NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: key.store, primaryKey: key.primaryKey)
+        }
+    }
+
     /// Makes a row of a batch the object's committed and current values, without copying it.
     final func useRow(_ index: Int, of batch: SlotRowBatch, version: Int64) {
         storedValues = SlotValues()

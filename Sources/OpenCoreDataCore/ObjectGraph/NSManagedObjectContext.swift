@@ -644,7 +644,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         // the same pass; the others wait until every new object has its permanent ID, which their
         // committed to-one slots record.
         if let first = insertedList.first.flatMap({ permanentIDs[$0.objectID.key] }), let last = insertedList.last.flatMap({ permanentIDs[$0.objectID.key] }) {
-            registry.reserveCapacity(forPermanentKeysFrom: first.key, to: last.key, count: permanentIDs.count)
+            registry.reserveCapacity(forPermanentKeysFrom: first, to: last, count: permanentIDs.count)
         }
         var insertedIDs: [NSManagedObjectID] = []
         insertedIDs.reserveCapacity(insertedList.count)
@@ -654,8 +654,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             let temporary = object.objectID.key
             if let permanent = permanentIDs[temporary] {
                 registry.removeValue(forKey: temporary)
-                object.objectID = permanent
-                registry[permanent.key] = object
+                object.takePermanentKey(permanent, storeIdentifier: permanentIDs.storeIdentifier(of: permanent))
+                registry[permanent] = object
             }
             insertedIDs.append(object.objectID)
             insertedIDSet.insert(object.objectID)
@@ -910,8 +910,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         for object in objects {
             guard let permanent = mapping[object.objectID.key] else { continue }
             registry[object.objectID.key] = nil
-            object.objectID = permanent
-            registry[permanent.key] = object
+            object.takePermanentKey(permanent, storeIdentifier: mapping.storeIdentifier(of: permanent))
+            registry[permanent] = object
         }
     }
 

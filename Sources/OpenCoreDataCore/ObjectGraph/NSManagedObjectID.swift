@@ -8,9 +8,9 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     /// The entity of the identified object.
     public let entity: NSEntityDescription
     /// The store's identifier (its `NSStoreUUID`), nil for a temporary ID.
-    let storeIdentifier: String?
+    @exclusivity(unchecked) final private(set) var storeIdentifier: String?
     /// The identity as a small value: what contexts key their registered objects by.
-    let key: ObjectKey
+    @exclusivity(unchecked) final private(set) var key: ObjectKey
 
     private static let temporaryCounter = LockedValue<Int64>(0)
 
@@ -41,6 +41,15 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
             defer { counter += count }
             return (counter + 1)..<(counter + 1 + count)
         }
+    }
+
+    /// Turns a temporary ID into a permanent one, in place. Only for an ID that nothing but its
+    /// object holds, which is then the only one that could tell (see
+    /// `NSManagedObject.takePermanentKey`): IDs are otherwise immutable.
+    func becomePermanent(_ key: ObjectKey, storeIdentifier: String) {
+        precondition(isTemporaryID && !key.isTemporary && key.root == self.key.root, "Only a temporary ID becomes permanent, as an ID of the same entity.")
+        self.key = key
+        self.storeIdentifier = storeIdentifier
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
@@ -82,6 +91,10 @@ struct ObjectKey: Hashable {
     let primaryKey: Int64
     let root: ObjectIdentifier
     let store: Int
+
+    /// Whether this is a temporary ID's key: those have no store (store numbers start at 1) and
+    /// the negated temporary number as primary key.
+    var isTemporary: Bool { store == 0 }
 
     /// One word into the hasher (the same mix `FastHashMap` uses), not two.
     func hash(into hasher: inout Hasher) {

@@ -48,6 +48,9 @@ struct FetchedRow {
 /// One object's state handed to the parent on save.
 struct SaveRecord {
     let objectID: NSManagedObjectID
+    /// `objectID.key`, kept inline: a store's passes over many records read it without touching
+    /// each ID object again.
+    let key: ObjectKey
     let entity: NSEntityDescription
     /// Values by slot; to-one relationships as object IDs (possibly temporary); to-many slots nil.
     let values: SlotValues
@@ -55,6 +58,15 @@ struct SaveRecord {
     let toMany: [Int: [NSManagedObjectID]]
     /// The version the object had when it was read (for optimistic locking).
     let version: Int64
+
+    init(objectID: NSManagedObjectID, entity: NSEntityDescription, values: SlotValues, toMany: [Int: [NSManagedObjectID]], version: Int64) {
+        self.objectID = objectID
+        self.key = objectID.key
+        self.entity = entity
+        self.values = values
+        self.toMany = toMany
+        self.version = version
+    }
 }
 
 /// Everything one save hands to the parent, in one piece so it is applied all or nothing.

@@ -180,7 +180,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             for (entity, group) in Dictionary(grouping: ids, by: { ObjectIdentifier($0.entity) }).map({ ($0.value[0].entity, $0.value) }) {
                 guard let store = store(for: entity) else { throw noStore(for: entity) }
                 let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
-                for (id, key) in zip(group, keys) { mapping[id.key] = store.objectID(for: entity, primaryKey: key) }
+                for (id, key) in zip(group, keys) { mapping.assign(primaryKey: key, of: entity, in: store.objectIDFactory, to: id.key) }
             }
             return mapping
         }

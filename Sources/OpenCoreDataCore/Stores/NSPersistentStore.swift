@@ -185,6 +185,12 @@ struct ObjectIDFactory {
     func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
         NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: storeNumber, primaryKey: primaryKey)
     }
+
+    /// The key of the ID `objectID(for:primaryKey:)` makes, without making it.
+    @inline(__always)
+    func key(for entity: NSEntityDescription, primaryKey: Int64) -> ObjectKey {
+        ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
+    }
 }
 
 /// Finds stores by identifier, for `NSManagedObjectID.persistentStore`.

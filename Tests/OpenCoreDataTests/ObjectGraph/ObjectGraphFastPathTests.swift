@@ -444,6 +444,36 @@ import Testing
         #expect(Set(all.map(ObjectIdentifier.init)) == Set(expected.values.map(ObjectIdentifier.init)) && registry.count == 0)
     }
 
+    /// A saved object's temporary ID object becomes its permanent one in place when nothing else
+    /// holds it; a temporary ID someone kept stays temporary and the object gets a new ID, in
+    /// both the SQLite and the in-memory store and through `obtainPermanentIDs(for:)`.
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType]) func savedObjectsKeepTheirIDObjectUnlessSomeoneHoldsTheTemporaryID(type: String) throws {
+        let (model, entity) = Self.numbersModel()
+        let context = try Self.context(model, type: type)
+        let coordinator = try #require(context.persistentStoreCoordinator)
+        let unheld = NSManagedObject(entity: entity, insertInto: context)
+        let held = NSManagedObject(entity: entity, insertInto: context)
+        let early = NSManagedObject(entity: entity, insertInto: context)
+        let unheldIdentity = ObjectIdentifier(unheld.objectID)
+        let temporary = held.objectID
+        let temporaryURI = temporary.uriRepresentation()
+        try context.obtainPermanentIDs(for: [early])
+        try context.save()
+
+        #expect(ObjectIdentifier(unheld.objectID) == unheldIdentity)
+        #expect(!unheld.objectID.isTemporaryID && unheld.objectID.persistentStore != nil)
+        #expect(temporary.isTemporaryID && temporary.uriRepresentation() == temporaryURI)
+        #expect(!held.objectID.isTemporaryID && held.objectID != temporary && held.objectID !== temporary)
+        #expect(!early.objectID.isTemporaryID)
+        let keys = Set([unheld, held, early].map(\.objectID))
+        #expect(keys.count == 3)
+        for object in [unheld, held, early] {
+            #expect(context.registeredObject(for: object.objectID) === object)
+            #expect(coordinator.managedObjectID(forURIRepresentation: object.objectID.uriRepresentation()) == object.objectID)
+        }
+        #expect(context.registeredObject(for: temporary) == nil)
+    }
+
     /// A save's permanent IDs by temporary key: numbers in sequence, past gaps, out of order, from
     /// another range, replaced and removed, and merged: the mapping answers as a dictionary would.
     @Test(arguments: [1, 2, 3]) func permanentIDsAnswerAsADictionary(seed: UInt64) {
@@ -457,7 +487,7 @@ import Testing
             NSManagedObjectID(temporaryFor: root, number: base + offset).key
         }
         var mapping = PermanentIDs()
-        var expected: [ObjectKey: NSManagedObjectID] = [:]
+        var expected: [ObjectKey: ObjectKey] = [:]
         var next: Int64 = 100
         for step in 0..<4000 {
             let choice = Int.random(in: 0..<100, using: &generator)
@@ -471,23 +501,26 @@ import Testing
             default: key = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: Int64.random(in: 1...50, using: &generator)).key
             }
             if choice % 10 == 9 {
-                mapping[key] = nil
+                mapping.removeValue(forKey: key)
                 expected[key] = nil
             } else {
-                let id = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: Int64(step + 1))
-                mapping[key] = id
-                expected[key] = id
+                let permanent = ObjectKey(primaryKey: Int64(step + 1), root: key.root, store: 1)
+                mapping.assign(permanent, storeIdentifier: "S", to: key)
+                expected[key] = permanent
             }
             #expect(mapping.count == expected.count, "step \(step)")
             let probe = Int.random(in: 0..<2, using: &generator) == 0 ? key : temporaryKey(Int64.random(in: 0...19_999, using: &generator))
-            #expect(mapping[probe] === expected[probe], "step \(step)")
+            #expect(mapping[probe] == expected[probe], "step \(step)")
         }
-        for (key, id) in expected { #expect(mapping[key] === id) }
+        for (key, permanent) in expected {
+            #expect(mapping[key] == permanent && mapping.storeIdentifier(of: permanent) == "S")
+        }
         var merged = PermanentIDs()
-        merged[temporaryKey(5)] = NSManagedObjectID(entity: entity, storeIdentifier: "S", storeNumber: 1, primaryKey: 99_999)
+        merged.assign(NSManagedObjectID(entity: entity, storeIdentifier: "T", storeNumber: 2, primaryKey: 99_999).key, storeIdentifier: "T", to: temporaryKey(5))
         merged.merge(mapping)
         #expect(merged.count == expected.count + (expected[temporaryKey(5)] == nil ? 1 : 0))
-        for (key, id) in expected { #expect(merged[key] === id) }
+        for (key, permanent) in expected { #expect(merged[key] == permanent && merged.storeIdentifier(of: permanent) == "S") }
+        if expected[temporaryKey(5)] == nil, let kept = merged[temporaryKey(5)] { #expect(merged.storeIdentifier(of: kept) == "T") }
     }
 
     @Test func manyNewObjectsSaveWithOneNotificationSetAndStayFindable() throws {

@@ -255,7 +255,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             let rows = try insert.rows(for: entity).map { try BatchInsertRows.values(for: $0, entity: entity) }
             changes.inserted = rows.map { SaveRecord(objectID: NSManagedObjectID(temporaryFor: entity), entity: entity, values: $0, toMany: [:], version: 0) }
             let mapping = try save(changes)
-            let ids = changes.inserted.compactMap { mapping[$0.objectID.key] }
+            let ids = changes.inserted.compactMap { mapping.permanentID(for: $0.objectID) }
             switch insert.resultType {
             case .statusOnly: return NSBatchInsertResult(result: true, resultType: .statusOnly)
             case .count: return NSBatchInsertResult(result: ids.count, resultType: .count)
@@ -285,9 +285,9 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             var mapping: PermanentIDs = [:]
             for record in changes.inserted where record.objectID.isTemporaryID {
                 let key = try allocatePrimaryKeys(for: record.entity, count: 1)[0]
-                mapping[record.objectID.key] = objectID(for: record.entity, primaryKey: key)
+                mapping.assign(primaryKey: key, of: record.entity, in: objectIDFactory, to: record.key)
             }
-            let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping[$0.key] ?? $0 }
+            let permanent: (NSManagedObjectID) -> NSManagedObjectID = { mapping.permanentID(for: $0) ?? $0 }
             func translated(_ record: SaveRecord) -> (SlotValues, [Int: [NSManagedObjectID]]) {
                 var values = record.values
                 for index in values.indices { if let id = values[index] as? NSManagedObjectID { values[index] = permanent(id) } }

@@ -13,7 +13,7 @@ extension SQLiteStore {
     func recordSave(_ changes: SaveChanges, permanentIDs: PermanentIDs, history: SQLiteHistory, _ db: Database) throws {
         let transaction = try history.beginTransaction(db, .init(author: changes.author, contextName: changes.contextName))
         for record in changes.inserted {
-            let key = (permanentIDs[record.objectID.key] ?? record.objectID).primaryKey
+            let key = (permanentIDs[record.key] ?? record.key).primaryKey
             try history.recordChange(db, transaction: transaction, type: .insert, entity: record.entity, primaryKey: key)
         }
         for record in changes.updated {

@@ -707,7 +707,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for group in groups {
                 let keys = try allocate(db, entity: group.entity, count: group.positions.count)
                 for (position, key) in zip(group.positions, keys) {
-                    mapping[changes.inserted[position].objectID.key] = ids.objectID(for: group.entity, primaryKey: key)
+                    mapping.assign(primaryKey: key, of: group.entity, in: ids, to: changes.inserted[position].key)
                 }
             }
             let primaryKey: (NSManagedObjectID) -> Int64? = { id in
@@ -717,11 +717,17 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for record in changes.deleted { try delete(record, db) }
             let violations = try uniquenessViolations(changes.inserted, db, primaryKey)
             if !violations.isEmpty { throw StoreConstraintConflicts(violations: violations) }
-            for record in changes.inserted { try insert(record, pk: (mapping[record.objectID.key] ?? record.objectID).primaryKey, db, primaryKey) }
+            // By index, reading only the fields each pass needs: copying a whole record would
+            // retain its ID, entity, values and to-many members, cold for a large save.
+            for index in changes.inserted.indices {
+                let key = changes.inserted[index].key
+                try insert(changes.inserted[index], pk: mapping[key]?.primaryKey ?? key.primaryKey, db, primaryKey)
+            }
             let conflicting = try changes.updated.filter { try !update(record: $0, db, primaryKey) }
             if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
-            for record in changes.inserted { try writeToMany(record, db, primaryKey) }
-            for record in changes.updated { try writeToMany(record, db, primaryKey) }
+            for records in [changes.inserted, changes.updated] {
+                for index in records.indices where !records[index].toMany.isEmpty { try writeToMany(records[index], db, primaryKey) }
+            }
             try bumpGeneration(db)
             if let history { try recordSave(changes, permanentIDs: mapping, history: history, db) }
         }
@@ -734,11 +740,12 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     static func temporaryIDGroups(_ inserted: [SaveRecord]) -> [(entity: NSEntityDescription, positions: [Int])] {
         var groups: [(entity: NSEntityDescription, positions: [Int])] = []
         var current = -1
-        for (position, record) in inserted.enumerated() where record.objectID.isTemporaryID {
-            if current < 0 || groups[current].entity !== record.entity {
-                current = groups.firstIndex { $0.entity === record.entity } ?? -1
+        for position in inserted.indices where inserted[position].key.isTemporary {
+            let entity = inserted[position].entity
+            if current < 0 || groups[current].entity !== entity {
+                current = groups.firstIndex { $0.entity === entity } ?? -1
                 if current < 0 {
-                    groups.append((record.entity, []))
+                    groups.append((entity, []))
                     current = groups.count - 1
                 }
             }
