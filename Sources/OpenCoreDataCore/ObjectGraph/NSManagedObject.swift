@@ -177,13 +177,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Gives the object values of its own if it still reads them from a row batch.
     @inline(__always)
     private func useOwnValues() {
-        if rowBatch != nil { takeValuesFromRowBatch() }
+        if let batch = rowBatch { takeValues(from: batch) }
     }
 
     /// Copies the object's row out of its batch into values of its own (committed and current
     /// share it until one is written).
-    private func takeValuesFromRowBatch() {
-        guard let batch = rowBatch else { return }
+    private func takeValues(from batch: SlotRowBatch) {
         let row = batch.values(ofRow: Int(rowBatchIndex))
         rowBatch = nil
         storedCommittedValues = row

@@ -651,12 +651,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         var insertedIDSet = Set<NSManagedObjectID>(minimumCapacity: insertedList.count * 2)
         var relating: [NSManagedObject] = []
         for object in insertedList {
-            let temporary = object.objectID.key
-            if let permanent = permanentIDs[temporary] {
-                registry.removeValue(forKey: temporary)
-                object.takePermanentKey(permanent, storeIdentifier: permanentIDs.storeIdentifier(of: permanent))
-                registry[permanent] = object
-            }
+            takePermanentID(of: object, from: permanentIDs)
             insertedIDs.append(object.objectID)
             insertedIDSet.insert(object.objectID)
             if object.entity.storesValuesVerbatim { Self.commitSavedValues(of: object) } else { relating.append(object) }
@@ -907,12 +902,18 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
         let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
-        for object in objects {
-            guard let permanent = mapping[object.objectID.key] else { continue }
-            registry[object.objectID.key] = nil
-            object.takePermanentKey(permanent, storeIdentifier: mapping.storeIdentifier(of: permanent))
-            registry[permanent] = object
-        }
+        for object in objects { takePermanentID(of: object, from: mapping) }
+    }
+
+    /// Gives an inserted object the permanent ID `mapping` holds for it, if any, and registers
+    /// it under that ID instead of its temporary one.
+    @inline(__always)
+    private func takePermanentID(of object: NSManagedObject, from mapping: PermanentIDs) {
+        let temporary = object.objectID.key
+        guard let permanent = mapping[temporary] else { return }
+        registry.removeValue(forKey: temporary)
+        object.takePermanentKey(permanent, storeIdentifier: mapping.storeIdentifier(of: permanent))
+        registry[permanent] = object
     }
 
     open var description: String {

@@ -243,7 +243,7 @@ final class ObjectRegistry {
     }
 
     /// The object registered under a permanent key, registering the one `make` returns if there
-    /// is none (one probe of the map). `make` must not register objects itself.
+    /// is none. `make` must not register objects itself.
     func object(forPermanentKey key: ObjectKey, registeringIfAbsent make: () -> NSManagedObject) -> (object: NSManagedObject, registered: Bool) {
         precondition(key.primaryKey > 0, "Not a permanent key")
         let place = runPlace(of: key)

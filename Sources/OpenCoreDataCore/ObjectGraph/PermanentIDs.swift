@@ -59,8 +59,9 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
         return offset >= 0 && offset < Int64(dense.count) ? Int(offset) : nil
     }
 
-    /// The permanent key given to the object whose key was `key`.
-    subscript(key: ObjectKey) -> ObjectKey? {
+    /// The permanent key given to the object whose key was `key`. (Set through `assign`, which
+    /// records the key's store too, or `removeValue(forKey:)`.)
+    private(set) subscript(key: ObjectKey) -> ObjectKey? {
         get {
             if let index = denseIndex(of: key), let entry = dense[index], entry.root == key.root { return entry }
             return others.isEmpty ? nil : others[key]

@@ -129,18 +129,6 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
         return (index, false)
     }
 
-    /// The value of a key, added first from `make` if the key is absent (one probe run either
-    /// way). `make` must not change the map.
-    @inline(__always)
-    mutating func value(forKey key: Key, addingIfAbsent make: () -> Value) -> (value: Value, added: Bool) {
-        let (index, found) = position(for: key)
-        if found { return (entries[index]!.value, false) }
-        let value = make()
-        entries[index] = Entry(key: key, value: value)
-        count += 1
-        return (value, true)
-    }
-
     private mutating func insert(_ value: Value, forKey key: Key) {
         let (index, found) = position(for: key)
         if found {
@@ -183,19 +171,10 @@ struct FastHashMap<Key: FastHashable, Value>: ExpressibleByDictionaryLiteral {
     }
 }
 
-extension FastHashMap where Value: AnyObject {
-    /// Empties the map and returns its values in address order (see `sortByAddress()`), moved out
-    /// without touching the objects: releasing them in that order (or visiting them) sweeps the
-    /// heap forward instead of jumping across it in hash order.
-    mutating func removeAllValuesInAddressOrder() -> [Value] {
-        var values = removeAllValues()
-        values.sortByAddress()
-        return values
-    }
-}
-
 extension FastHashMap {
-    /// Empties the map and returns its values, moved out in table order (no copy, so no retain).
+    /// Empties the map and returns its values, moved out in table order (no copy, so no retain):
+    /// sorted by address (`sortByAddress()`) before they are released or visited, they sweep the
+    /// heap forward instead of jumping across it in hash order.
     mutating func removeAllValues() -> [Value] {
         var old = entries
         var values: [Value] = []

@@ -290,7 +290,8 @@ import Testing
             map[ObjectIdentifier(key)] = box
         }
         do {
-            let values = map.removeAllValuesInAddressOrder()
+            var values = map.removeAllValues()
+            values.sortByAddress()
             #expect(map.isEmpty && map[ObjectIdentifier(keys[0])] == nil)
             #expect(values.map(\.number).sorted() == Array(0..<keys.count))
             #expect(zip(values, values.dropFirst()).allSatisfy { ObjectIdentifier($0) < ObjectIdentifier($1) })

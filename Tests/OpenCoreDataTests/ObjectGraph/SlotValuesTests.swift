@@ -106,8 +106,6 @@ import Testing
         #expect(removedAgain == nil)
         #expect(map.count == reference.count)
         for id in 0..<500 { #expect(map[Colliding(id: id)] == reference[id]) }
-        let added = map.value(forKey: Colliding(id: 1), addingIfAbsent: { 7 }).added
-        #expect(!added)
         #expect(map[Colliding(id: 1)] == 2)
         #expect(map.values.sorted() == reference.values.sorted())
     }
