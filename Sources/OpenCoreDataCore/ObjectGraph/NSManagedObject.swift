@@ -189,6 +189,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         storedValues = row
     }
 
+    /// Makes a row read from the store the object's committed and current values (shared until
+    /// one is written) and its version the object's.
+    final func takeStoredRow(_ row: StoredRow) {
+        rowBatch = nil
+        storedCommittedValues = row.values
+        storedValues = row.values
+        storeVersion = row.version
+    }
+
     /// The value of an attribute's slot: read in place from the object's row batch while it has
     /// one (no copy of the row), otherwise from its own values. Every attribute read goes through
     /// here (`value(forKey:)`, `@Managed` getters, key paths).
@@ -222,9 +231,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             guard let row = context.loadRowForFault(objectID) else {
                 preconditionFailure("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
             }
-            committedValues = row.values
-            values = row.values
-            storeVersion = row.version
+            takeStoredRow(row)
         }
         awakeFromFetch()
     }

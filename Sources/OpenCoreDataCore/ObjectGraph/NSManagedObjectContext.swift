@@ -245,9 +245,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         }
         let object = registry[objectID.key] ?? NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
         registry[objectID.key] = object
-        object.values = row.values
-        object.committedValues = row.values
-        object.storeVersion = row.version
+        object.takeStoredRow(row)
         object.faultFlag = true
         object.fireFaultIfNeeded()
         return object
@@ -280,18 +278,14 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     func registerFetched(_ objectID: NSManagedObjectID, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
         if let existing = registry[objectID.key] {
             if let row, !existing.hasChanges, existing.committedValues == nil || refresh {
-                existing.values = row.values
-                existing.committedValues = row.values
-                existing.storeVersion = row.version
+                existing.takeStoredRow(row)
             }
             if !asFault { existing.fireFaultIfNeeded() }
             return existing
         }
         let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
         if let row {
-            object.values = row.values
-            object.committedValues = row.values
-            object.storeVersion = row.version
+            object.takeStoredRow(row)
         }
         object.faultFlag = true
         registry[objectID.key] = object
@@ -773,9 +767,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         if flag {
             let changes = object.hasChanges ? object.changedValues() : [:]
             if let row = loadRowForFault(object.objectID) {
-                object.values = row.values
-                object.committedValues = row.values
-                object.storeVersion = row.version
+                object.takeStoredRow(row)
                 withoutUndoRecording {
                     for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
                 }
@@ -835,9 +827,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             guard let object = registry[id.key] else { continue }
             refresh(object, mergeChanges: object.hasChanges)
             if !object.hasChanges, let row = loadRowForFault(id) {
-                object.values = row.values
-                object.committedValues = row.values
-                object.storeVersion = row.version
+                object.takeStoredRow(row)
                 object.faultFlag = false
             }
             refreshed.insert(object)

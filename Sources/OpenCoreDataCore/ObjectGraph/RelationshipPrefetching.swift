@@ -22,9 +22,7 @@ extension NSManagedObjectContext {
         let rows = try parent.loadRows(missing.map(\.objectID))
         for object in missing where object.committedValues == nil {
             guard let row = rows[object.objectID.key] else { continue }
-            object.committedValues = row.values
-            object.values = row.values
-            object.storeVersion = row.version
+            object.takeStoredRow(row)
         }
     }
 

@@ -7,6 +7,26 @@ extension NSPersistentStoreCoordinator {
         persistentStores.contains { $0.tracksHistory }
     }
 
+    /// A token marking the newest history transaction of each of `stores` (nil or empty: every
+    /// store of the coordinator) that records persistent history. Fetching history after it
+    /// returns only what later saves and batch requests record. Nil when none of the stores
+    /// records history, or when one of them can't be read.
+    public func currentPersistentHistoryToken(fromStores stores: [Any]?) -> NSPersistentHistoryToken? {
+        withLock {
+            let chosen = stores.flatMap { $0.isEmpty ? nil : $0.compactMap { $0 as? NSPersistentStore } } ?? persistentStores
+            var numbers: [String: Int64] = [:]
+            for case let store as SQLiteStore in chosen {
+                guard let identifier = store.identifier else { continue }
+                do {
+                    if let number = try store.newestHistoryTransactionNumber() { numbers[identifier] = number }
+                } catch {
+                    return nil
+                }
+            }
+            return numbers.isEmpty ? nil : NSPersistentHistoryToken(transactionNumbers: numbers)
+        }
+    }
+
     /// Runs a history fetch or purge on the affected stores that track history.
     func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> NSPersistentHistoryResult {
         try withLock {

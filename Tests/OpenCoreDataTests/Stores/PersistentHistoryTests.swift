@@ -208,6 +208,41 @@ import Testing
         #expect(try history(context).first.map(\.transactionNumber) == all[3].transactionNumber + 1)
     }
 
+    @Test func currentTokenMarksTheNewestTransactionOfTheChosenStores() throws {
+        let (coordinator, context, directory) = try stack()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = coordinator.persistentStores[0]
+        let empty = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil), "a store with no transactions yet has a token")
+        #expect(try history(context, after: empty).isEmpty)
+        _ = note(context, "one")
+        try context.save()
+        #expect(try history(context, after: empty).count == 1, "a token taken before any save covers nothing")
+
+        let current = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(current == (try history(context).last?.token), "the newest transaction's own token")
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: []) == current, "an empty list means every store")
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: [store]) == current)
+        #expect(try history(context, after: current).isEmpty)
+        _ = note(context, "two")
+        try context.save()
+        let later = try history(context, after: current)
+        #expect(later.map { $0.changes?.count } == [1], "only what was saved after it")
+
+        // A purge of every transaction does not move it back: it still covers them, and is not expired.
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: Date().addingTimeInterval(1)))
+        let afterPurge = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(afterPurge == later.last?.token)
+        #expect(try history(context, after: afterPurge).isEmpty)
+
+        // Stores that record no history give no token; alongside one that does, they are left out.
+        let memory = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: [memory]) == nil)
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: nil) == afterPurge)
+        let (plain, _, plainDirectory) = try stack(options: nil)
+        defer { try? FileManager.default.removeItem(at: plainDirectory) }
+        #expect(plain.currentPersistentHistoryToken(fromStores: nil) == nil)
+    }
+
     @Test func resultTypes() throws {
         let (_, context, directory) = try stack()
         defer { try? FileManager.default.removeItem(at: directory) }

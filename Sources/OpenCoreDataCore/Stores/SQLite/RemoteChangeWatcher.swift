@@ -75,8 +75,8 @@ final class RemoteChangeWatcher: @unchecked Sendable {
         let observed: (version: Int, token: NSPersistentHistoryToken?)? = try? reader.inDatabase { db in
             guard let version = try Int.fetchOne(db, sql: "PRAGMA data_version") else { return nil }
             var token: NSPersistentHistoryToken?
-            if tracksHistory, let number = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ATRANSACTION") {
-                token = NSPersistentHistoryToken(transactionNumbers: [storeID: number])
+            if tracksHistory {
+                token = NSPersistentHistoryToken(transactionNumbers: [storeID: try SQLiteHistory.newestTransactionNumber(db)])
             }
             return (version, token)
         }

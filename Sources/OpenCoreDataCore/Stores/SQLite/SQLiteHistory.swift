@@ -181,10 +181,16 @@ final class SQLiteHistory {
         }
     }
 
+    /// The number of the newest transaction ever recorded (0 before the first). It comes from
+    /// `AUTOINCREMENT`'s counter, so a purge of every transaction does not lower it.
+    static func newestTransactionNumber(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ATRANSACTION'") ?? 0
+    }
+
     /// Throws 134301 when history after `number` has been purged, so that reading after it would
     /// silently miss transactions.
     private func checkNotExpired(_ number: Int64, _ db: Database) throws {
-        let highest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ATRANSACTION'") ?? 0
+        let highest = try Self.newestTransactionNumber(db)
         let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION")
         let purgedThrough = lowest.map { $0 - 1 } ?? highest
         if number < purgedThrough {

@@ -32,6 +32,13 @@ extension SQLiteStore {
         return try history.beginTransaction(db, .init(author: request.transactionAuthor, contextName: request.transactionContextName))
     }
 
+    /// The number of this store's newest history transaction (0 before the first), or nil when
+    /// the store does not record history.
+    func newestHistoryTransactionNumber() throws -> Int64? {
+        guard history != nil else { return nil }
+        return try read { db in try SQLiteHistory.newestTransactionNumber(db) }
+    }
+
     /// Runs a history fetch or purge on this store.
     func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> (transactions: [NSPersistentHistoryTransaction], deleted: Int) {
         guard let history else {
