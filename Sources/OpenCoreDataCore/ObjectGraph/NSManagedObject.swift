@@ -183,19 +183,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Copies the object's row out of its batch into values of its own (committed and current
     /// share it until one is written).
     private func takeValues(from batch: SlotRowBatch) {
-        let row = batch.values(ofRow: Int(rowBatchIndex))
+        takeCommittedValues(batch.values(ofRow: Int(rowBatchIndex)))
+    }
+
+    /// Makes a row read from the store the object's committed and current values, and its
+    /// version the object's.
+    final func takeStoredRow(_ row: StoredRow) {
+        takeCommittedValues(row.values)
+        storeVersion = row.version
+    }
+
+    /// Makes values read from the store both the committed and the current ones (shared until
+    /// one is written), in place of any row batch.
+    private func takeCommittedValues(_ row: SlotValues) {
         rowBatch = nil
         storedCommittedValues = row
         storedValues = row
-    }
-
-    /// Makes a row read from the store the object's committed and current values (shared until
-    /// one is written) and its version the object's.
-    final func takeStoredRow(_ row: StoredRow) {
-        rowBatch = nil
-        storedCommittedValues = row.values
-        storedValues = row.values
-        storeVersion = row.version
     }
 
     /// The value of an attribute's slot: read in place from the object's row batch while it has

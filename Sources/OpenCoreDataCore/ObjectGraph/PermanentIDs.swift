@@ -88,9 +88,7 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
     /// in the store named `storeIdentifier`.
     mutating func assign(_ permanent: ObjectKey, storeIdentifier: String, to temporary: ObjectKey) {
         precondition(!permanent.isTemporary && permanent.root == temporary.root, "A permanent key names its store, and the root entity of the temporary key.")
-        if !storeIdentifiers.contains(where: { $0.number == permanent.store }) {
-            storeIdentifiers.append((permanent.store, storeIdentifier))
-        }
+        recordStore(permanent.store, identifier: storeIdentifier)
         self[temporary] = permanent
     }
 
@@ -136,11 +134,17 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
         denseCount += 1
     }
 
-    /// Adds every permanent key of another mapping; its keys replace those already present.
-    mutating func merge(_ other: PermanentIDs) {
-        for store in other.storeIdentifiers where !storeIdentifiers.contains(where: { $0.number == store.number }) {
-            storeIdentifiers.append(store)
+    /// Records the identifier of a store the permanent keys name, once.
+    private mutating func recordStore(_ number: Int, identifier: String) {
+        if !storeIdentifiers.contains(where: { $0.number == number }) {
+            storeIdentifiers.append((number, identifier))
         }
+    }
+
+    /// Adds every permanent key of another mapping, which holds other temporary keys (each store
+    /// of a save gives keys to its own objects).
+    mutating func merge(_ other: PermanentIDs) {
+        for store in other.storeIdentifiers { recordStore(store.number, identifier: store.identifier) }
         for (offset, entry) in other.dense.enumerated() {
             guard let entry else { continue }
             self[ObjectKey(primaryKey: -(other.firstNumber + Int64(offset)), root: entry.root, store: 0)] = entry

@@ -167,7 +167,7 @@ struct PredicateParser {
             break
         }
         parses += 1
-        guard parses <= tokens.count * Self.maximumParsesPerToken else { throw failure(Self.tooComplex) }
+        guard !isOutOfBudget else { throw failure(Self.tooComplex) }
         let outerDeepest = deepest
         deepest = depth
         defer { deepest = Swift.max(outerDeepest, deepest) }
@@ -184,6 +184,11 @@ struct PredicateParser {
 
     static let tooDeep = "the format is nested too deeply"
     static let tooComplex = "the format is too complex to parse (too many nested parentheses to try both ways)"
+
+    /// Whether the parse has used up its budget (see `maximumParsesPerToken`). It only grows, and
+    /// the error it raises passes every catch unchanged, so an error caught while it holds is that
+    /// one.
+    private var isOutOfBudget: Bool { parses > tokens.count * Self.maximumParsesPerToken }
 
     mutating func parseOrUncached() throws -> NSPredicate {
         try enter()
@@ -231,14 +236,14 @@ struct PredicateParser {
                 throw failure("unexpected text after a parenthesised predicate", expected: "AND, OR or ')'")
             } catch let error as PredicateFormatError {
                 // Out of budget: the other way would fail the same way.
-                if error.message == Self.tooComplex { throw error }
+                if isOutOfBudget { throw error }
                 firstError = error
             }
             (position, nextArgument) = saved
             do {
                 return try parseComparison()
             } catch let secondError as PredicateFormatError {
-                if secondError.message == Self.tooComplex { throw secondError }
+                if isOutOfBudget { throw secondError }
                 throw secondError.position > firstError.position ? secondError : firstError
             }
         }
