@@ -18,6 +18,9 @@ public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConve
         case unknownFunction
         /// A construct that parses but is not supported here.
         case unsupported
+        /// The format is beyond the parser's limits: nested too deeply, or too ambiguous to parse
+        /// within its budget of work (see `docs/Differences.md`).
+        case tooComplex
     }
 
     /// `NSError` code of a parse failure.

@@ -124,7 +124,7 @@ struct PredicateParser {
     /// One level deeper in the tree being built; throws past `maximumDepth`, so that deep input
     /// can't overflow the stack here or in the printer, the evaluator and the tree's release.
     mutating func enter() throws {
-        guard depth < Self.maximumDepth else { throw failure(Self.tooDeep) }
+        guard depth < Self.maximumDepth else { throw failure(Self.tooDeep, kind: .tooComplex) }
         depth += 1
         deepest = Swift.max(deepest, depth)
     }
@@ -167,7 +167,7 @@ struct PredicateParser {
             break
         }
         parses += 1
-        guard !isOutOfBudget else { throw failure(Self.tooComplex) }
+        guard !isOutOfBudget else { throw failure(Self.tooComplex, kind: .tooComplex) }
         let outerDeepest = deepest
         deepest = depth
         defer { deepest = Swift.max(outerDeepest, deepest) }
@@ -176,8 +176,10 @@ struct PredicateParser {
             parsedPredicates[start] = .parsed(predicate, end: position, nextArgument: nextArgument, height: deepest - depth)
             return predicate
         } catch let error as PredicateFormatError {
-            // A failure on the depth limit depends on how deep the predicate was nested.
-            parsedPredicates[start] = error.message == Self.tooDeep ? .tooDeep(error, depth: depth, parentheses: parentheses) : .failed(error)
+            // A failure on a limit depends on how deep the predicate was nested. (The other limit,
+            // the budget, once reached fails every parse whatever the depth, so it may be kept
+            // the same way.)
+            parsedPredicates[start] = error.kind == .tooComplex ? .tooDeep(error, depth: depth, parentheses: parentheses) : .failed(error)
             throw error
         }
     }
@@ -539,7 +541,7 @@ struct PredicateParser {
             }
             return NSExpression(forAggregate: items)
         case .punctuation(.leftParen):
-            guard parentheses < Self.maximumDepth else { throw failure(Self.tooDeep) }
+            guard parentheses < Self.maximumDepth else { throw failure(Self.tooDeep, kind: .tooComplex) }
             advance()
             parentheses += 1
             defer { parentheses -= 1 }

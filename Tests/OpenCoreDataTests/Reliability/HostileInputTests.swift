@@ -45,10 +45,11 @@ import Testing
             try NSPredicate.parse(format: String(repeating: "(", count: 100_000) + "a == 1" + String(repeating: ")", count: 100_000))
         }
         #expect(error.message.contains("nested too deeply"))
+        #expect(error.kind == .tooComplex)
         let sums = try #require(throws: PredicateFormatError.self) {
             try NSPredicate.parse(format: "a" + String(repeating: " + a", count: 1_000) + " == 1")
         }
-        #expect(sums.message.contains("nested too deeply"))
+        #expect(sums.message.contains("nested too deeply") && sums.kind == .tooComplex)
     }
 
     @Test func aLongKeyPathIsOneKeyPath() throws {
@@ -72,7 +73,7 @@ import Testing
         let file = TestSupport.fixtures.appendingPathComponent("FuzzRegressions/predicate/nested-ternary-retried-at-many-depths")
         let format = String(decoding: try Data(contentsOf: file), as: UTF8.self)
         let error = try #require(throws: PredicateFormatError.self) { try NSPredicate.parse(format: format) }
-        #expect(error.message.contains("too complex"))
+        #expect(error.message.contains("too complex") && error.kind == .tooComplex)
         // Long ordinary formats, parentheses included, stay well within the budget.
         let terms = (0..<2_000).map { "(a\($0) == \($0) OR (b + \($0)) > c)" }.joined(separator: " AND ")
         let parsed = try NSPredicate.parse(format: terms)
