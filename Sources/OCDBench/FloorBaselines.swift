@@ -1,5 +1,5 @@
 // Floor baselines: the raw sqlite3 loops plus the least work Core Data's API itself requires of any
-// implementation, done as cheaply as Swift allows. They answer "how close to the raw loop can an
+// implementation, done as cheaply as we know how. They answer "how close to the raw loop can an
 // object graph get at all?", so a ratio target below a floor's ratio cannot be met by tuning.
 //
 // What the floors keep (each is required by the API or by the workload as the issue defines it):

@@ -3,7 +3,7 @@
 // Usage: swift run -c release ocd-bench [--rows N]
 // Each measurement runs in a child process of its own, so its peak resident memory is its own.
 // The object workloads also measure a floor (FloorBaselines.swift): the raw loop plus the least
-// work Core Data's API requires, which no implementation can go below.
+// work Core Data's API requires, which an implementation can hardly go below.
 import Foundation
 import GRDB
 import GRDBSQLite
