@@ -37,16 +37,19 @@ final class FloorObject: NSObject {
         setSlot(Self.slot(key), to: word)
     }
 
+    /// The value of a key, boxed in an `Any?` as Core Data's accessor returns it.
     @inline(never)
     func value(forKey key: String) -> Any? {
         withUnsafeBytes(of: slots) { $0.load(fromByteOffset: Self.slot(key) &* 8, as: Int64.self) }
     }
 
+    /// A slot's value, unboxed (how a store reads it to bind).
     @inline(__always)
     func slot(_ slot: Int) -> Int64 {
         withUnsafeBytes(of: slots) { $0.load(fromByteOffset: slot &* 8, as: Int64.self) }
     }
 
+    /// Sets a slot's value, unboxed (how a store fills a fetched row).
     @inline(__always)
     func setSlot(_ slot: Int, to word: Int64) {
         withUnsafeMutableBytes(of: &slots) { $0.storeBytes(of: word, toByteOffset: slot &* 8, as: Int64.self) }

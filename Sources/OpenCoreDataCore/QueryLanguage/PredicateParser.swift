@@ -143,8 +143,9 @@ struct PredicateParser {
         /// `height`: how many levels below its start the predicate's tree reaches.
         case parsed(NSPredicate, end: Int, nextArgument: Int, height: Int)
         case failed(PredicateFormatError)
-        /// Failed on the depth limit, entered this deep: fails again when entered as deep or deeper.
-        case tooDeep(PredicateFormatError, depth: Int, parentheses: Int)
+        /// Failed on a limit (an error of kind `tooComplex`), entered this deep: fails again when
+        /// entered as deep or deeper.
+        case overLimit(PredicateFormatError, depth: Int, parentheses: Int)
     }
 
     /// Results of `parseOr` by start (token position, next argument). A parenthesis may begin a
@@ -161,9 +162,9 @@ struct PredicateParser {
             return predicate
         case .failed(let error)?:
             throw error
-        case .tooDeep(let error, let failedDepth, let failedParentheses)? where depth >= failedDepth && parentheses >= failedParentheses:
+        case .overLimit(let error, let failedDepth, let failedParentheses)? where depth >= failedDepth && parentheses >= failedParentheses:
             throw error
-        case .parsed?, .tooDeep?, nil:
+        case .parsed?, .overLimit?, nil:
             break
         }
         parses += 1
@@ -179,7 +180,7 @@ struct PredicateParser {
             // A failure on a limit depends on how deep the predicate was nested. (The other limit,
             // the budget, once reached fails every parse whatever the depth, so it may be kept
             // the same way.)
-            parsedPredicates[start] = error.kind == .tooComplex ? .tooDeep(error, depth: depth, parentheses: parentheses) : .failed(error)
+            parsedPredicates[start] = error.kind == .tooComplex ? .overLimit(error, depth: depth, parentheses: parentheses) : .failed(error)
             throw error
         }
     }
