@@ -28,19 +28,19 @@ final class FloorObject: NSObject {
 
     /// The slot of keys "a0" … "a9": their last character.
     @inline(__always)
-    private static func slot(_ key: String) -> Int { Int(key.utf8.last! &- UInt8(ascii: "0")) }
+    private static func slotIndex(forKey key: String) -> Int { Int(key.utf8.last! &- UInt8(ascii: "0")) }
 
     /// Stores an `Int64` held in an `Any?` without the runtime's dynamic cast.
     @inline(never)
     func setValue(_ value: Any?, forKey key: String) {
         let word = withUnsafeBytes(of: value) { $0.load(as: Int64.self) }
-        setSlot(Self.slot(key), to: word)
+        setSlot(Self.slotIndex(forKey: key), to: word)
     }
 
     /// The value of a key, boxed in an `Any?` as Core Data's accessor returns it.
     @inline(never)
     func value(forKey key: String) -> Any? {
-        withUnsafeBytes(of: slots) { $0.load(fromByteOffset: Self.slot(key) &* 8, as: Int64.self) }
+        slot(Self.slotIndex(forKey: key))
     }
 
     /// A slot's value, unboxed (how a store reads it to bind).

@@ -555,16 +555,16 @@ func median(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
     return runs[1]
 }
 
-func report(_ title: String, baseline: (String, String), contenders: [(String, String)], target: Double, absoluteTarget: Double? = nil, rows: Int, directory: URL) throws {
+/// Measures a baseline, the contenders and, when given, a floor (see FloorBaselines.swift), and
+/// prints each against the baseline; each OpenCoreData line also says how far above the floor
+/// it is, and when the target is below the floor's own ratio.
+func report(_ title: String, baseline: (String, String), contenders: [(String, String)], floor floorMode: (String, String)? = nil, target: Double, absoluteTarget: Double? = nil, rows: Int, directory: URL) throws {
     let base = try median(baseline.1, rows: rows, directory: directory)
     say(title)
     let baseTime = base.seconds.isFinite ? String(format: "%8.1f ms", base.seconds * 1000) : "> \(Int(timeLimit)) s (stopped)"
     say("  \(baseline.0.padding(toLength: 40, withPad: " ", startingAt: 0)) \(baseTime)   1.00x   peak \(base.peakKiB / 1024) MiB")
-    // A floor baseline (see FloorBaselines.swift) is measured first, so each OpenCoreData line can
-    // say how far above it it is, and a target below the floor is reported as such.
-    let floor = try contenders.first { $0.1.hasSuffix("-floor") }.map { try median($0.1, rows: rows, directory: directory) }
-    for (name, mode) in contenders {
-        let result = mode.hasSuffix("-floor") ? floor! : try median(mode, rows: rows, directory: directory)
+    let floor = try floorMode.map { try median($0.1, rows: rows, directory: directory) }
+    func printLine(_ name: String, _ mode: String, _ result: Measurement) {
         let ratio = base.seconds.isFinite ? result.seconds / base.seconds : 0
         var verdict = ""
         if mode.contains("ocd") || mode.hasSuffix("cached") {
@@ -581,6 +581,8 @@ func report(_ title: String, baseline: (String, String), contenders: [(String, S
         let check = result.checksum == base.checksum || !base.seconds.isFinite ? "" : "  CHECKSUM MISMATCH"
         say("  \(name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%8.1f ms", result.seconds * 1000)) \(String(format: "%6.2fx", ratio))   peak \(result.peakKiB / 1024) MiB\(verdict)\(check)")
     }
+    for (name, mode) in contenders { printLine(name, mode, try median(mode, rows: rows, directory: directory)) }
+    if let floorMode, let floor { printLine(floorMode.0, floorMode.1, floor) }
     say("")
 }
 
@@ -589,11 +591,11 @@ func report(_ title: String, baseline: (String, String), contenders: [(String, S
 if runs("objects") {
     try report("fetch + read every value", baseline: ("raw sqlite3 loop", "fetch-raw"),
                contenders: [("GRDB Row cursor", "fetch-grdb"), ("OpenCoreData fetch, value(forKey:)", "fetch-ocd"),
-                            ("(same without as! Int64)", "fetch-uncast"),
-                            ("floor: raw loop + what the API requires", "fetch-floor")], target: 1.5, rows: rows, directory: directory)
+                            ("(same without as! Int64)", "fetch-uncast")],
+               floor: ("floor: raw loop + what the API requires", "fetch-floor"), target: 1.5, rows: rows, directory: directory)
     try report("insert + save in one transaction", baseline: ("raw prepared INSERT loop", "insert-raw"),
-               contenders: [("OpenCoreData insert + save()", "insert-ocd"),
-                            ("floor: raw loop + what the API requires", "insert-floor")], target: 2.0, rows: rows, directory: directory)
+               contenders: [("OpenCoreData insert + save()", "insert-ocd")],
+               floor: ("floor: raw loop + what the API requires", "insert-floor"), target: 2.0, rows: rows, directory: directory)
 }
 
 if !skipQueries && (runs("queries") || runs("controller") || runs("batch")) {
