@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorldCupWebTests",
-            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData"],
+            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataTestKit"],
             path: "Tests/WorldCupWebTests"
         ),
     ],

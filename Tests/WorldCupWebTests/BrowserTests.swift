@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataTestKit
 import Testing
 import WorldCupWebKit
 
@@ -64,7 +65,7 @@ struct BrowserTests {
             let expected = await serverSummary()
             for (index, page) in pages.enumerated() {
                 var shown: [String] = []
-                let deadline = Date().addingTimeInterval(15)
+                let deadline = Date().addingTimeInterval(patience)
                 repeat {
                     shown = try await page.execute(BrowserTests.pageSummary) as? [String] ?? []
                     if shown == expected { break }
@@ -84,7 +85,7 @@ struct BrowserTests {
     }
 
     @Test("Two pages: initial sections, a win moves a row, adding and deleting insert and remove rows and sections",
-          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(1)))
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
     func liveTableInTwoPages() async throws {
         let session = try await Session.start(pages: 2)
         do {
@@ -139,7 +140,7 @@ struct BrowserTests {
 
         // The terminal program, another process on the same store file, adds a win: both pages follow.
         if TerminalWorldCup.isBuilt, let store = session.server.storeURL {
-            #expect(try TerminalWorldCup.run(store: store, commands: ["win Korea"]) == 0)
+            #expect(try await TerminalWorldCup.run(store: store, commands: ["win Korea"]) == 0)
             for page in session.pages {
                 #expect(try await page.waitUntil("return document.querySelector('section.zone[data-zone=\"Asia\"] li.team').dataset.name === 'Korea'"),
                         "the terminal's win moves Korea to the top of Asia")
@@ -161,7 +162,7 @@ struct BrowserTests {
     }
 
     @Test("Failed Banks: the first screen, then rows loaded as the page scrolls to the end",
-          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(1)))
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
     func failedBanksScroll() async throws {
         let session = try await Session.start(pages: 1)
         do {

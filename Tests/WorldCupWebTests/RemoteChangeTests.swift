@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataTestKit
 import Testing
 import WorldCupKit
 import WorldCupWebKit
@@ -18,11 +19,11 @@ struct RemoteChangeTests {
         let table = try LiveTeamTable(container: app.container)
         let collector = MessageCollector(await table.subscribe())
 
-        #expect(try TerminalWorldCup.run(store: storeURL, commands: ["win Korea", "add Atlantis \"Atlantic Ocean\"", "delete Ghana"]) == 0)
+        #expect(try await TerminalWorldCup.run(store: storeURL, commands: ["win Korea", "add Atlantis \"Atlantic Ocean\"", "delete Ghana"]) == 0)
 
         // One batch per save of the other process (several saves may share a notification, but
         // each transaction is merged on its own).
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(patience)
         var page = PageTableModel()
         var applied = 0
         while Date() < deadline {

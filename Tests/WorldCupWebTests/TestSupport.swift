@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataTestKit
 import Testing
 import WorldCupKit
 import WorldCupWebKit
@@ -37,9 +38,8 @@ actor MessageCollector {
         messages.append(message)
     }
 
-    /// Waits until at least `count` messages arrived (at most `seconds`: generous, because other
-    /// suites running in parallel can hold the few threads of the concurrency pool), then returns them all.
-    func waitFor(_ count: Int, seconds: Double = 120) async throws -> [TableMessage] {
+    /// Waits until at least `count` messages arrived (at most `seconds`), then returns them all.
+    func waitFor(_ count: Int, seconds: Double = patience) async throws -> [TableMessage] {
         let deadline = Date().addingTimeInterval(seconds)
         while messages.count < count {
             guard Date() < deadline else {
@@ -76,7 +76,7 @@ enum TerminalWorldCup {
     static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: url.path) }
 
     /// Runs the program on a store with these command lines (then `quit`); returns its exit status.
-    static func run(store: URL, commands: [String]) throws -> Int32 {
+    static func run(store: URL, commands: [String]) async throws -> Int32 {
         let terminal = Process()
         terminal.executableURL = url
         terminal.arguments = ["--store", store.path]
@@ -86,7 +86,7 @@ enum TerminalWorldCup {
         try terminal.run()
         input.fileHandleForWriting.write(Data((commands + ["quit"]).map { $0 + "\n" }.joined().utf8))
         try input.fileHandleForWriting.close()
-        terminal.waitUntilExit()
+        await terminal.exited()
         return terminal.terminationStatus
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -74,7 +75,7 @@ final class ChromeDriver: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(patience)
         while Date() < deadline {
             if let status = try? await WebDriverHTTP.send("GET", base.appendingPathComponent("status")) as? [String: Any], status["ready"] as? Bool == true { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -114,7 +115,7 @@ struct WebDriverSession: Sendable {
     }
 
     /// Waits until a script returns true (at most `seconds`); false on time-out.
-    func waitUntil(_ script: String, seconds: Double = 15) async throws -> Bool {
+    func waitUntil(_ script: String, seconds: Double = patience) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try await execute(script) as? Bool == true { return true }
@@ -133,7 +134,7 @@ struct WebDriverSession: Sendable {
     /// Clicks the first element matching a selector, as a user does, once the page's animations
     /// are over (a row sliding into place is not where the click lands).
     func click(_ selector: String) async throws {
-        _ = try await waitUntil("return document.getAnimations().length === 0")
+        _ = try await waitUntil("return document.getAnimations().length === 0", seconds: 15)
         let id = try await element(selector)
         _ = try await WebDriverHTTP.send("POST", base.appendingPathComponent("element/\(id)/click"), [String: Any]())
     }

@@ -141,12 +141,19 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     // MARK: Queue
 
     /// Runs a block asynchronously on the context's queue.
+    ///
+    /// A main-queue context's block runs on the main queue under the context's lock, the lock its
+    /// `performAndWait` takes on other threads: the two never overlap.
     public func perform(_ block: @escaping @Sendable () -> Void) {
         switch concurrencyType {
         case .privateQueueConcurrencyType:
             queue!.async { self.withCurrent(block) }
         case .mainQueueConcurrencyType:
-            DispatchQueue.main.async { self.withCurrent(block) }
+            DispatchQueue.main.async {
+                self.mainLock.lock()
+                defer { self.mainLock.unlock() }
+                self.withCurrent(block)
+            }
         case .confinementConcurrencyType:
             withCurrent(block)
         }

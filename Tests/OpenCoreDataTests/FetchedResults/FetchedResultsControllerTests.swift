@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestKit
 import Testing
 import WorldCupKit
 
@@ -123,8 +124,10 @@ import WorldCupKit
             newcomer.setValue("Africa", forKey: "qualifyingZone")
             try context.save()
         }
-        for _ in 0..<200 where table.batches == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
-        // The merge runs on the view context's queue: let it finish before reading.
+        let deadline = Date().addingTimeInterval(patience)
+        while table.batches == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // The merge runs on the main queue under the view context's lock (the table counts the
+        // batch before it applies it): perform takes that lock, so it waits for the merge to end.
         await app.context.perform {}
         #expect(table.batches >= 1)
         #expect(table.failures.isEmpty, "\(table.failures)")

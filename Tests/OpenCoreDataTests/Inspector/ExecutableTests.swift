@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataTestKit
 import Testing
 
 /// Runs the built `ocd` binary as a subprocess: exit statuses, standard error and signals.
@@ -20,9 +21,9 @@ struct ExecutableTests {
     }
 
     /// Runs `ocd` to completion, with standard output and error in files under `directory`.
-    static func run(_ arguments: [String], in directory: URL) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL) async throws -> Result {
         let process = try start(arguments, in: directory)
-        process.waitUntilExit()
+        await process.exited()
         return Result(status: process.terminationStatus, output: read(directory, "out"), errors: read(directory, "err"))
     }
 
@@ -45,34 +46,34 @@ struct ExecutableTests {
     }
 
     @Test("exit 0 and results on standard output; exit 1 and one line on standard error for a failure")
-    func statuses() throws {
+    func statuses() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the ocd product first")
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Inspector.copyFailedBanksStore(into: directory)
         let before = try Data(contentsOf: store)
 
-        let info = try Self.run(["info", store.path, "--json"], in: directory)
+        let info = try await Self.run(["info", store.path, "--json"], in: directory)
         #expect(info.status == 0)
         #expect(info.errors.isEmpty)
         #expect(info.output.contains("\"FailedBankInfo\""))
 
-        let missing = try Self.run(["info", directory.appendingPathComponent("none.sqlite").path], in: directory)
+        let missing = try await Self.run(["info", directory.appendingPathComponent("none.sqlite").path], in: directory)
         #expect(missing.status == 1)
         #expect(missing.output.isEmpty)
         #expect(missing.errors == "ocd: error: no store at \(directory.appendingPathComponent("none.sqlite").path) (Core Data error 260)\n")
 
-        let notSQLite = try Self.run(["fetch", Inspector.fixture("failedbanks/banklist.csv"), "--model", Inspector.worldCupModel, "--entity", "Team"], in: directory)
+        let notSQLite = try await Self.run(["fetch", Inspector.fixture("failedbanks/banklist.csv"), "--model", Inspector.worldCupModel, "--entity", "Team"], in: directory)
         #expect(notSQLite.status == 1)
         #expect(notSQLite.errors.hasSuffix("(Core Data error 134000)\n"))
         #expect(notSQLite.errors.filter { $0 == "\n" }.count == 1)
 
-        let usage = try Self.run(["frobnicate"], in: directory)
+        let usage = try await Self.run(["frobnicate"], in: directory)
         #expect(usage.status == 64)
         #expect(usage.errors.hasPrefix("ocd: error: "))
         #expect(usage.errors.filter { $0 == "\n" }.count == 1)
 
-        let help = try Self.run(["--help"], in: directory)
+        let help = try await Self.run(["--help"], in: directory)
         #expect(help.status == 0)
         #expect(help.output.contains("fetch"))
 
@@ -81,12 +82,12 @@ struct ExecutableTests {
     }
 
     @Test("ocd import without a terminal prints progress lines, not a bar")
-    func importProgressLines() throws {
+    func importProgressLines() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the ocd product first")
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("WorldCup.sqlite")
-        let result = try Self.run(["import", store.path, "--model", Inspector.worldCupModel, "--entity", "Team", Inspector.fixture("worldcup/seed.json")], in: directory)
+        let result = try await Self.run(["import", store.path, "--model", Inspector.worldCupModel, "--entity", "Team", Inspector.fixture("worldcup/seed.json")], in: directory)
         #expect(result.status == 0)
         #expect(!result.errors.contains("\r"))
         #expect(result.errors.split(separator: "\n").last == "importing: 32/32")
@@ -99,14 +100,14 @@ struct ExecutableTests {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
-        let process = try Self.start(["watch", store.path, "--model", Inspector.worldCupModel, "--json", "--interval", "0.05", "--timeout", "60"], in: directory)
+        let process = try Self.start(["watch", store.path, "--model", Inspector.worldCupModel, "--json", "--interval", "0.05", "--timeout", "300"], in: directory)
         try await WatchWaiting.until { Self.read(directory, "err").contains("watching") }
 
         let writer = try WorldCupWriter(store)
         try writer.setWins(of: "Brazil", to: 7)
         try await WatchWaiting.until { Self.read(directory, "out").contains("\n") }
         process.interrupt()
-        process.waitUntilExit()
+        await process.exited()
         writer.close()
 
         #expect(process.terminationStatus == 0)

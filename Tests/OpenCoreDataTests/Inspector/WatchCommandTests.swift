@@ -1,6 +1,7 @@
 import Foundation
 import OCDInspectorKit
 import OpenCoreData
+import OpenCoreDataTestKit
 import Testing
 
 @Suite("ocd watch")
@@ -12,8 +13,9 @@ struct WatchCommandTests {
         let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
         let console = Console.capturing()
         let arguments = ["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team",
-                         "--interval", "0.05", "--stop-after", "3", "--timeout", "60"]
-        let watcher = Task.detached { OCDCommand.run(arguments: arguments, console: console) }
+                         "--interval", "0.05", "--stop-after", "3", "--timeout", "300"]
+        // The command polls with sleeps between: on a thread of its own, not the concurrency pool's.
+        let watcher = Task { await offThePool { OCDCommand.run(arguments: arguments, console: console) } }
         try await WatchWaiting.until { console.errors.contains("watching") }
 
         let writer = try WorldCupWriter(store)
@@ -46,7 +48,7 @@ struct WatchCommandTests {
 
 /// Polls a condition, failing after a generous time limit.
 enum WatchWaiting {
-    static func until(_ condition: () -> Bool, seconds: Double = 30) async throws {
+    static func until(_ condition: () -> Bool, seconds: Double = patience) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             guard Date() < deadline else {

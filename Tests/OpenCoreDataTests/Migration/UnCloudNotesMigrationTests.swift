@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import Synchronization
 import Testing
 
 /// A picture stored by the UnCloudNotes model's "ImageTransformer" (the app stores a UIImage).
@@ -26,10 +27,18 @@ final class NotePictureTransformer: ValueTransformer, @unchecked Sendable {
 /// The policy the UnCloudNotes v3→v4 mapping model names: an attachment becomes an image
 /// attachment with its picture's size and a caption from its note's body.
 final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationPolicy {
-    nonisolated(unsafe) static var progressSeen: [Float] = []
+    /// The migration progress each manager reported as this policy ran, by manager: other suites
+    /// run this mapping model at the same time.
+    private static let progress = Mutex<[ObjectIdentifier: [Float]]>([:])
+
+    /// What `manager` reported, in order (the manager must still be alive, so its identifier is its own).
+    static func progressSeen(by manager: NSMigrationManager) -> [Float] {
+        progress.withLock { $0[ObjectIdentifier(manager)] ?? [] }
+    }
 
     override func createDestinationInstances(forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager) throws {
-        Self.progressSeen.append(manager.migrationProgress)
+        let reported = manager.migrationProgress
+        Self.progress.withLock { $0[ObjectIdentifier(manager), default: []].append(reported) }
         guard let entity = NSEntityDescription.entity(forEntityName: "ImageAttachment", in: manager.destinationContext) else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSEntityMigrationPolicyError)
         }
@@ -85,7 +94,8 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
 
     /// One step of the tutorial's progressive migration: the mapping model from the bundle, or the
     /// inferred one, run by a migration manager into a new file that then replaces the store.
-    static func migrate(_ url: URL, from source: NSManagedObjectModel, to destination: NSManagedObjectModel, searching directory: URL) throws {
+    @discardableResult
+    static func migrate(_ url: URL, from source: NSManagedObjectModel, to destination: NSManagedObjectModel, searching directory: URL) throws -> NSMigrationManager {
         let mapping = try NSMappingModel(from: [Bundle(url: directory)!], forSourceModel: source, destinationModel: destination)
             ?? NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         let manager = NSMigrationManager(sourceModel: source, destinationModel: destination)
@@ -95,6 +105,7 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
         try coordinator.replacePersistentStore(at: url, withPersistentStoreFrom: target, ofType: NSSQLiteStoreType)
         try coordinator.destroyPersistentStore(at: target, ofType: NSSQLiteStoreType)
+        return manager
     }
 
     static func notes(in url: URL, model: NSManagedObjectModel) throws -> (NSManagedObjectContext, [NSManagedObject]) {
@@ -152,7 +163,6 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
 
     @Test func picturesBecomeImageAttachmentsThroughTheMappingModelsAndTheCustomPolicy() throws {
         AttachmentToImageAttachmentMigrationPolicyV3toV4.register()
-        AttachmentToImageAttachmentMigrationPolicyV3toV4.progressSeen = []
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try Self.makeStore(version: 2, notes: 12, in: directory)
@@ -172,7 +182,7 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
         #expect(v3Notes.filter { ($0.value(forKey: "attachments") as? Set<NSManagedObject>)?.count == 1 }.count == 6, "the inverse is set")
         for store in v3Context.persistentStoreCoordinator!.persistentStores { try v3Context.persistentStoreCoordinator!.remove(store) }
 
-        try Self.migrate(url, from: Self.version(3), to: Self.version(4), searching: fixtures)
+        let manager = try Self.migrate(url, from: Self.version(3), to: Self.version(4), searching: fixtures)
         let (context, notes) = try Self.notes(in: url, model: Self.version(4))
         #expect(notes.count == 12)
         let attachments = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "ImageAttachment"))
@@ -186,7 +196,7 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
             #expect(attachment.value(forKey: "caption") as? String == String((note.value(forKey: "body") as! String).prefix(80)))
             #expect(attachment.value(forKey: "image") as? NotePicture != nil)
         }
-        let seen = AttachmentToImageAttachmentMigrationPolicyV3toV4.progressSeen
+        let seen = AttachmentToImageAttachmentMigrationPolicyV3toV4.progressSeen(by: manager)
         #expect(seen.count == 6)
         #expect(seen == seen.sorted() && seen.first! < seen.last!, "the manager reports its progress as it goes")
     }

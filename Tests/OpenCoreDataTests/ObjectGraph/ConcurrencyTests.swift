@@ -1,5 +1,7 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestKit
+import Synchronization
 import Testing
 
 /// Queues, child contexts and merging between contexts.
@@ -63,6 +65,33 @@ import Testing
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         #expect(department.value(forKey: "name") as? String == "After")
+    }
+
+    /// Whether a block is running, and whether one ran.
+    private final class BlockProbe: Sendable {
+        let state = Mutex<(inside: Bool, entered: Bool)>((false, false))
+    }
+
+    /// The non-async `perform(_:)` (an async caller would get the async overload).
+    private static func enqueue(_ context: NSManagedObjectContext, _ block: @escaping @Sendable () -> Void) {
+        context.perform(block)
+    }
+
+    /// A main-queue context's `perform` block (on the main queue) and its `performAndWait` from
+    /// another thread (run on that thread) take the same lock: the second waits for the first.
+    @Test func mainQueueBlocksAndPerformAndWaitNeverOverlap() async throws {
+        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        let probe = BlockProbe()
+        Self.enqueue(context) {
+            probe.state.withLock { $0 = (true, true) }
+            Thread.sleep(forTimeInterval: 0.3)
+            probe.state.withLock { $0.inside = false }
+        }
+        let deadline = Date().addingTimeInterval(patience)
+        while !probe.state.withLock({ $0.entered }) && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(probe.state.withLock { $0.entered }, "the main queue ran the block")
+        let overlapped = await offThePool { context.performAndWait { probe.state.withLock { $0.inside } } }
+        #expect(!overlapped, "performAndWait ran while the main queue's block was still running")
     }
 
     @Test func mergeChangesFromContextDidSave() throws {

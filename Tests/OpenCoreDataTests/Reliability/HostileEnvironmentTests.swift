@@ -35,11 +35,11 @@ import Testing
     }
 
     /// The worker's output lines for one case.
-    static func runWorker(_ arguments: [String]) throws -> [String] {
+    static func runWorker(_ arguments: [String]) async throws -> [String] {
         try #require(FileManager.default.isExecutableFile(atPath: ReliabilityTests.worker.path), "build the ReliabilityWorker helper (swift build) first")
         let run = try ReliabilityTests.Run(arguments)
-        let lines = run.finish()
-        #expect(run.process.terminationStatus == 0, "the worker failed: \(lines)")
+        let lines = await run.finish()
+        #expect(run.process.terminationStatus == 0, "the worker failed: \(lines) \(run.errors)")
         return lines
     }
 
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test(arguments: storeTypes)
-    func aDirectoryThatCannotBeWrittenGivesCoreDataErrorsAndKeepsTheFiles(_ type: String) throws {
+    func aDirectoryThatCannotBeWrittenGivesCoreDataErrorsAndKeepsTheFiles(_ type: String) async throws {
         let directory = TestSupport.temporaryDirectory()
         let url = try Self.makeStore(type, in: directory)
         let before = try Self.contents(of: directory)
@@ -65,7 +65,7 @@ import Testing
             try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
             try? FileManager.default.removeItem(at: directory)
         }
-        let lines = try Self.runWorker(["read-only-directory", url.path, type])
+        let lines = try await Self.runWorker(["read-only-directory", url.path, type])
         #expect(lines.first != "user 0", "the worker gave up root")
         #expect(lines.contains("open error 513"), "opening for writing: NSFileWriteNoPermissionError: \(lines)")
         #expect(lines.contains("read-only-open ok 3"), "NSReadOnlyPersistentStoreOption reads the store: \(lines)")
@@ -75,13 +75,13 @@ import Testing
     }
 
     @Test(arguments: storeTypes)
-    func aDiskThatFillsUpFailsTheSaveAndLeavesTheStoreAsItWas(_ type: String) throws {
+    func aDiskThatFillsUpFailsTheSaveAndLeavesTheStoreAsItWas(_ type: String) async throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try Self.makeStore(type, in: directory)
         let before = try Self.contents(of: directory)
 
-        let failed = try Self.runWorker(["full-disk", url.path, type, "once"])
+        let failed = try await Self.runWorker(["full-disk", url.path, type, "once"])
         // SQLite reports a write stopped by the file size limit (EFBIG) as an I/O error; only
         // ENOSPC is SQLITE_FULL (see aSmallDiskFillsUp…). The binary store sees EFBIG itself.
         let expected = type == "sqlite" ? "save error 134180 sqlite 10" : "save error 640"
@@ -89,20 +89,20 @@ import Testing
         #expect(failed.contains("pending 4 temporary yes"), "the context keeps its changes, with temporary IDs: \(failed)")
         #expect(try Self.batchNumbers(url, type) == [1, 2, 3], "all or nothing: the store holds what it held before")
         if type == "sqlite" {
-            let integrity = try DatabaseQueue(path: url.path).read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+            let integrity = try await DatabaseQueue(path: url.path).read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
             #expect(integrity == "ok")
         } else {
             #expect(try Self.contents(of: directory) == before, "the old file is kept and no temporary file is left")
         }
 
-        let retried = try Self.runWorker(["full-disk", url.path, type, "retry"])
+        let retried = try await Self.runWorker(["full-disk", url.path, type, "retry"])
         #expect(retried.contains("retry ok"), "once there is room, the same context saves: \(retried)")
         #expect(try Self.batchNumbers(url, type) == [1, 2, 3, 1000])
     }
 
     /// A real full disk (ENOSPC), on a 1 MB tmpfs; needs the right to mount (root here and on CI).
     @Test(arguments: storeTypes)
-    func aSmallDiskFillsUpWithCoreDataErrors(_ type: String) throws {
+    func aSmallDiskFillsUpWithCoreDataErrors(_ type: String) async throws {
         let mountPoint = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: mountPoint) }
         guard geteuid() == 0, Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path]) else {
@@ -111,7 +111,7 @@ import Testing
         }
         defer { _ = Self.run("/bin/umount", [mountPoint.path]) }
         let url = try Self.makeStore(type, in: mountPoint)
-        let lines = try Self.runWorker(["full-disk", url.path, type, "once", "small-disk"])
+        let lines = try await Self.runWorker(["full-disk", url.path, type, "once", "small-disk"])
         let expected = type == "sqlite" ? "save error 640 sqlite 13" : "save error 640"
         #expect(lines.contains(expected), "NSFileWriteOutOfSpaceError: \(lines)")
         #expect(lines.contains("pending 4 temporary yes"), "\(lines)")

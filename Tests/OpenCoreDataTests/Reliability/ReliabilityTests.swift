@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import OpenCoreDataTestKit
 import Testing
 
 /// Proof that nothing is lost: a process saving in a loop is killed with SIGKILL at random
@@ -10,10 +11,12 @@ import Testing
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("ReliabilityWorker")
     }
 
-    /// Runs the worker; its standard output lines are collected as they come.
+    /// Runs the worker; its standard output lines are collected as they come, its standard error
+    /// goes to a file (what a crash prints, for the failure message).
     final class Run: @unchecked Sendable {
         let process = Process()
         private let output = Pipe()
+        private let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("ReliabilityWorker-\(UUID().uuidString).err")
         private let lock = NSLock()
         private var text = ""
 
@@ -21,7 +24,8 @@ import Testing
             process.executableURL = ReliabilityTests.worker
             process.arguments = arguments
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errorFile)
             output.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let data = handle.availableData
                 guard let self, !data.isEmpty else { return }
@@ -30,12 +34,19 @@ import Testing
             try process.run()
         }
 
+        deinit { try? FileManager.default.removeItem(at: errorFile) }
+
         var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
+
+        /// The end of what the worker wrote to standard error.
+        var errors: String {
+            String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self).suffix(3_000).description
+        }
 
         /// Waits for the worker to exit and returns every line it wrote (the output handler may
         /// not have read the last of it yet when the process exits).
-        func finish() -> [String] {
-            process.waitUntilExit()
+        func finish() async -> [String] {
+            await process.exited()
             output.fileHandleForReading.readabilityHandler = nil
             let rest = output.fileHandleForReading.readDataToEndOfFile()
             if !rest.isEmpty { lock.withLock { text += String(decoding: rest, as: UTF8.self) } }
@@ -50,9 +61,16 @@ import Testing
             }
         }
 
-        func kill() {
+        /// Kills the worker with SIGKILL and waits until it is gone.
+        func kill() async {
             _ = Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.exited()
+        }
+
+        /// Waits until the worker reported a save (at most `patience`).
+        func firstSave() async throws {
+            let deadline = Date().addingTimeInterval(patience)
+            while savedNumbers.isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         }
     }
 
@@ -79,7 +97,7 @@ import Testing
         }
     }
 
-    @Test func savesSurviveKillsAtRandomMoments() throws {
+    @Test func savesSurviveKillsAtRandomMoments() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.worker.path), "build the ReliabilityWorker helper (swift build) first: \(Self.worker.path)")
         let url = TestSupport.temporaryDirectory().appendingPathComponent("Crash.sqlite")
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
@@ -92,11 +110,10 @@ import Testing
             let run = try Run(["save-loop", url.path, String(next)])
             if round == 0 {
                 // The first run creates the store; it is killed only once that is done.
-                let deadline = Date().addingTimeInterval(20)
-                while run.savedNumbers.isEmpty && Date() < deadline { usleep(2_000) }
+                try await run.firstSave()
             }
-            usleep(UInt32(generator.int(0..<60_000)))
-            run.kill()
+            try await Task.sleep(for: .microseconds(generator.int(0..<60_000)))
+            await run.kill()
             #expect(run.process.terminationReason == .uncaughtSignal, "round \(round): the worker stopped on its own: \(run.lines.suffix(2))")
             reported.formUnion(run.savedNumbers)
             let state = try Self.inspect(url)
@@ -110,22 +127,22 @@ import Testing
         print("Reliability: \(kills) kills survived, \(verifiedSaves) returned saves verified present, \(reported.count == verifiedSaves ? 0 : reported.count - verifiedSaves) lost")
     }
 
-    @Test func processesAndContextsSavingAtOnceLoseNothing() throws {
+    @Test func processesAndContextsSavingAtOnceLoseNothing() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.worker.path), "build the ReliabilityWorker helper (swift build) first: \(Self.worker.path)")
         let url = TestSupport.temporaryDirectory().appendingPathComponent("Concurrent.sqlite")
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         // Create the store first, so both processes open an existing one.
         let creator = try Run(["save-loop", url.path, "-1"])
-        let deadline = Date().addingTimeInterval(20)
-        while creator.savedNumbers.isEmpty && Date() < deadline { usleep(2_000) }
-        creator.kill()
+        try await creator.firstSave()
+        await creator.kill()
         let seconds = ProcessInfo.processInfo.environment["OPENCOREDATA_CONCURRENT_SECONDS"] ?? "2"
         let runs = try ["a", "b"].map { try Run(["concurrent", url.path, seconds, "3", $0]) }
-        let outputs = runs.map { $0.finish() }
+        var outputs: [[String]] = []
+        for run in runs { outputs.append(await run.finish()) }
         var reported = 0
         var conflicts = 0
         for (run, lines) in zip(runs, outputs) {
-            #expect(run.process.terminationStatus == 0)
+            #expect(run.process.terminationStatus == 0, "\(run.process.terminationReason == .uncaughtSignal ? "signal" : "exit status") \(run.process.terminationStatus): \(run.errors)")
             let summary = try #require(lines.last { $0.hasPrefix("saved ") })
             let fields = summary.split(separator: " ")
             #expect(fields.count == 6 && fields[3] == "0", "no error reaches the user (no SQLITE_BUSY, conflicts resolved by the policy): \(summary)")
@@ -135,8 +152,8 @@ import Testing
         let state = try Self.inspect(url)
         #expect(state.integrity == "ok")
         #expect(state.incompleteBatches == 0 && state.orphanItems == 0)
-        let stored = try DatabaseQueue(path: url.path).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZBATCH WHERE ZTAG IN ('a', 'b')") ?? -1 }
-        let shared = try DatabaseQueue(path: url.path).read { db in try String.fetchOne(db, sql: "SELECT ZTAG FROM ZBATCH WHERE ZNUMBER = -1") }
+        let stored = try await DatabaseQueue(path: url.path).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZBATCH WHERE ZTAG IN ('a', 'b')") ?? -1 }
+        let shared = try await DatabaseQueue(path: url.path).read { db in try String.fetchOne(db, sql: "SELECT ZTAG FROM ZBATCH WHERE ZNUMBER = -1") }
         #expect(shared?.hasPrefix("a-") == true || shared?.hasPrefix("b-") == true, "the shared batch holds one writer's last rename: \(shared ?? "nil")")
         #expect(stored == reported)
         #expect(reported > 0)

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestKit
 import Testing
 
 /// `NSPersistentStoreRemoteChange`: another coordinator or another process writes the store file;
@@ -30,12 +31,12 @@ import Testing
         var count: Int { received.value.count }
         var lastToken: NSPersistentHistoryToken? { received.value.last ?? nil }
 
-        /// Waits (up to 10 s) until a notification carries a token other than `token`; returns it.
-        func waitForToken(after token: NSPersistentHistoryToken?) -> NSPersistentHistoryToken? {
-            let deadline = Date().addingTimeInterval(10)
+        /// Waits (up to `patience`) until a notification carries a token other than `token`; returns it.
+        func waitForToken(after token: NSPersistentHistoryToken?) async throws -> NSPersistentHistoryToken? {
+            let deadline = Date().addingTimeInterval(patience)
             while Date() < deadline {
                 if let last = lastToken, last != token { return last }
-                Thread.sleep(forTimeInterval: 0.01)
+                try await Task.sleep(for: .milliseconds(10))
             }
             return nil
         }
@@ -89,8 +90,8 @@ import Testing
     /// merge, and check the controller's delegate saw exactly the change.
     private func expectCatchUp(_ watcher: Watcher, after token: inout NSPersistentHistoryToken?, author: String,
                                changes: [NSPersistentHistoryChangeType], log expected: String, names: [String],
-                               sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let notified = watcher.inbox.waitForToken(after: token)
+                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let notified = try await watcher.inbox.waitForToken(after: token)
         #expect(notified != nil, "no NSPersistentStoreRemoteChange arrived", sourceLocation: sourceLocation)
         let logCount = watcher.table.log.count
         let transactions = try watcher.catchUp(after: token)
@@ -105,7 +106,7 @@ import Testing
         token = transactions.last?.token ?? token
     }
 
-    @Test func anotherCoordinatorInThisProcess() throws {
+    @Test func anotherCoordinatorInThisProcess() async throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("Shared.sqlite")
@@ -121,20 +122,20 @@ import Testing
         let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context)
         team.setValue("Atlantis", forKey: "teamName")
         try context.save()
-        try expectCatchUp(watcher, after: &token, author: "writer", changes: [.insert], log: "insert", names: ["Atlantis"])
+        try await expectCatchUp(watcher, after: &token, author: "writer", changes: [.insert], log: "insert", names: ["Atlantis"])
 
         team.setValue(Int32(3), forKey: "wins")
         try context.save()
-        try expectCatchUp(watcher, after: &token, author: "writer", changes: [.update], log: "update", names: ["Atlantis"])
+        try await expectCatchUp(watcher, after: &token, author: "writer", changes: [.update], log: "update", names: ["Atlantis"])
         #expect(watcher.controller.fetchedObjects?.first?.value(forKey: "wins") as? Int32 == 3)
 
         context.delete(team)
         try context.save()
-        try expectCatchUp(watcher, after: &token, author: "writer", changes: [.delete], log: "delete", names: [])
+        try await expectCatchUp(watcher, after: &token, author: "writer", changes: [.delete], log: "delete", names: [])
     }
 
     /// The pattern apps use: options on the container's store description, catch-up in a background context.
-    @Test func containersWithDescriptionOptions() throws {
+    @Test func containersWithDescriptionOptions() async throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let model = try model()
@@ -157,7 +158,7 @@ import Testing
             NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: writer).setValue("Shared", forKey: "teamName")
             try writer.save()
         }
-        let token = try #require(inbox.waitForToken(after: nil))
+        let token = try #require(try await inbox.waitForToken(after: nil))
         let reader = app.newBackgroundContext()
         let transactions = try reader.performAndWait {
             let result = try reader.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult
@@ -172,7 +173,7 @@ import Testing
         #expect(try app.viewContext.fetch(request).compactMap { $0.value(forKey: "teamName") as? String } == ["Shared"])
     }
 
-    @Test func ownSavesAreAnnouncedToo() throws {
+    @Test func ownSavesAreAnnouncedToo() async throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let model = try model()
@@ -180,13 +181,13 @@ import Testing
         let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: watcher.context)
         team.setValue("Home", forKey: "teamName")
         try watcher.context.save()
-        let token = watcher.inbox.waitForToken(after: nil)
+        let token = try await watcher.inbox.waitForToken(after: nil)
         #expect(token != nil)
         let result = try watcher.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult
         #expect((result?.result as? [NSPersistentHistoryTransaction])?.last?.token == token)
     }
 
-    @Test func removingTheStoreStopsTheNotifications() throws {
+    @Test func removingTheStoreStopsTheNotifications() async throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("Removed.sqlite")
@@ -198,11 +199,11 @@ import Testing
         let context = TestSupport.context(writer)
         NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context).setValue("Ghost", forKey: "teamName")
         try context.save()
-        Thread.sleep(forTimeInterval: 0.2)
+        try await Task.sleep(for: .milliseconds(200))
         #expect(watcher.inbox.count == 0)
     }
 
-    @Test func anotherProcess() throws {
+    @Test func anotherProcess() async throws {
         let writerURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("HistoryWriter")
         try #require(FileManager.default.isExecutableFile(atPath: writerURL.path), "build the HistoryWriter helper (swift build) first: \(writerURL.path)")
         let directory = TestSupport.temporaryDirectory()
@@ -211,7 +212,7 @@ import Testing
         let watcher = try Watcher(model: try model(), url: url)
         var token: NSPersistentHistoryToken?
 
-        func runWriter(_ command: String) throws {
+        func runWriter(_ command: String) async throws {
             let process = Process()
             process.executableURL = writerURL
             process.arguments = [TestSupport.modelURL("worldcup", "WorldCup").path, url.path, "other-process", command]
@@ -219,17 +220,17 @@ import Testing
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
+            await process.exited()
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(message)")
         }
 
-        try runWriter("insert:Team:teamName=Lemuria,wins=1")
-        try expectCatchUp(watcher, after: &token, author: "other-process", changes: [.insert], log: "insert", names: ["Lemuria"])
-        try runWriter("update:Team:teamName=Lemuria:wins=4")
-        try expectCatchUp(watcher, after: &token, author: "other-process", changes: [.update], log: "update", names: ["Lemuria"])
+        try await runWriter("insert:Team:teamName=Lemuria,wins=1")
+        try await expectCatchUp(watcher, after: &token, author: "other-process", changes: [.insert], log: "insert", names: ["Lemuria"])
+        try await runWriter("update:Team:teamName=Lemuria:wins=4")
+        try await expectCatchUp(watcher, after: &token, author: "other-process", changes: [.update], log: "update", names: ["Lemuria"])
         #expect(watcher.controller.fetchedObjects?.first?.value(forKey: "wins") as? Int32 == 4)
-        try runWriter("delete:Team:teamName=Lemuria")
-        try expectCatchUp(watcher, after: &token, author: "other-process", changes: [.delete], log: "delete", names: [])
+        try await runWriter("delete:Team:teamName=Lemuria")
+        try await expectCatchUp(watcher, after: &token, author: "other-process", changes: [.delete], log: "delete", names: [])
     }
 }
