@@ -13,28 +13,53 @@ import Testing
 
     /// Runs the worker; its standard output lines are collected as they come, its standard error
     /// goes to a file (what a crash prints, for the failure message).
+    ///
+    /// Standard output is read by a thread of its own with blocking reads until end of file, not
+    /// through `FileHandle.readabilityHandler`: tearing down that handler's dispatch source while
+    /// others are set up crashes libdispatch's event loop on Linux now and then
+    /// (swift-corelibs-libdispatch issue 949), and this suite starts and kills hundreds of workers.
     final class Run: @unchecked Sendable {
         let process = Process()
         private let output = Pipe()
         private let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("ReliabilityWorker-\(UUID().uuidString).err")
         private let lock = NSLock()
         private var text = ""
+        /// Signalled once the reader thread has read to the end of the worker's output.
+        private let outputEnded = DispatchSemaphore(value: 0)
 
         init(_ arguments: [String]) throws {
             process.executableURL = ReliabilityTests.worker
             process.arguments = arguments
             process.standardOutput = output
             _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: errorFile)
-            output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                self.lock.withLock { self.text += String(decoding: data, as: UTF8.self) }
-            }
+            let errors = try FileHandle(forWritingTo: errorFile)
+            defer { try? errors.close() }  // the child has its own copy once it runs
+            process.standardError = errors
             try process.run()
+            Thread { [self] in readOutput() }.start()
         }
 
         deinit { try? FileManager.default.removeItem(at: errorFile) }
+
+        /// Appends what the worker writes to `text` until the worker's end of the pipe closes.
+        private func readOutput() {
+            let descriptor = output.fileHandleForReading.fileDescriptor
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            var pending: [UInt8] = []  // bytes after the last newline, which may end inside a character
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending += buffer[0..<count]
+                if let newline = pending.lastIndex(of: UInt8(ascii: "\n")) {
+                    let complete = String(decoding: pending[...newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    lock.withLock { text += complete }
+                }
+            }
+            if !pending.isEmpty { lock.withLock { text += String(decoding: pending, as: UTF8.self) } }
+            outputEnded.signal()
+        }
 
         var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
 
@@ -43,13 +68,10 @@ import Testing
             String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self).suffix(3_000).description
         }
 
-        /// Waits for the worker to exit and returns every line it wrote (the output handler may
-        /// not have read the last of it yet when the process exits).
+        /// Waits for the worker to exit and for the last of its output; returns every line it wrote.
         func finish() async -> [String] {
             await process.exited()
-            output.fileHandleForReading.readabilityHandler = nil
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            if !rest.isEmpty { lock.withLock { text += String(decoding: rest, as: UTF8.self) } }
+            await offThePool { self.outputEnded.wait() }
             return lines
         }
 
@@ -61,10 +83,10 @@ import Testing
             }
         }
 
-        /// Kills the worker with SIGKILL and waits until it is gone.
+        /// Kills the worker with SIGKILL and waits until it is gone and its output is read.
         func kill() async {
             _ = Foundation.kill(process.processIdentifier, SIGKILL)
-            await process.exited()
+            _ = await finish()
         }
 
         /// Waits until the worker reported a save (at most `patience`).
