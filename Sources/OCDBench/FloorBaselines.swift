@@ -88,8 +88,6 @@ func fetchFloor(_ url: URL) throws -> Int64 {
 /// The raw insert loop, each row first made as an object whose values are set by key, then the
 /// sets and notifications a save posts.
 func insertFloor(_ url: URL, rows: Int) throws -> Int64 {
-    removeStore(url)
-    _ = try openStore(url)  // the same empty Core Data schema
     let context = NSObject()
     var inserted: [FloorObject] = []
     for pk in 1...rows {
@@ -99,7 +97,7 @@ func insertFloor(_ url: URL, rows: Int) throws -> Int64 {
     }
     let insertedSet = Set(inserted)
     NotificationCenter.default.post(name: floorDidChange, object: context, userInfo: [NSInsertedObjectsKey: insertedSet])
-    withRawInsertStatement(url, rows: rows) { statement in
+    try withRawInsertStatement(url, rows: rows) { statement in
         for (offset, object) in inserted.enumerated() {
             sqlite3_bind_int64(statement, 1, Int64(offset + 1))
             for index in 0..<10 { sqlite3_bind_int64(statement, Int32(index + 2), object.slot(index)) }

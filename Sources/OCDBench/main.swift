@@ -118,9 +118,12 @@ func int64WithoutCast(_ value: Any?) -> Int64 {
     }
 }
 
-/// Hands `body` the raw sqlite3 INSERT statement of the (empty) insert store inside one
-/// transaction, for the raw and floor loops: bind the primary key and the ten values, step, reset.
-func withRawInsertStatement(_ url: URL, rows: Int, _ body: (OpaquePointer?) -> Void) {
+/// Makes the insert store anew (the same empty Core Data schema), then hands `body` its raw sqlite3
+/// INSERT statement inside one transaction, for the raw and floor loops: bind the primary key and
+/// the ten values, step, reset.
+func withRawInsertStatement(_ url: URL, rows: Int, _ body: (OpaquePointer?) -> Void) throws {
+    removeStore(url)
+    _ = try openStore(url)
     var db: OpaquePointer?
     sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE, nil)
     defer { sqlite3_close(db) }
@@ -134,9 +137,7 @@ func withRawInsertStatement(_ url: URL, rows: Int, _ body: (OpaquePointer?) -> V
 }
 
 func insertRaw(_ url: URL, rows: Int) throws -> Int64 {
-    removeStore(url)
-    _ = try openStore(url)  // the same empty Core Data schema
-    withRawInsertStatement(url, rows: rows) { statement in
+    try withRawInsertStatement(url, rows: rows) { statement in
         for pk in 1...rows {
             sqlite3_bind_int64(statement, 1, Int64(pk))
             for index in 0..<10 { sqlite3_bind_int64(statement, Int32(index + 2), Int64(pk &* 31 &+ index)) }

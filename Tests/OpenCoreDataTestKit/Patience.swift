@@ -8,3 +8,18 @@ import Foundation
 /// waiting test may get no thread for tens of seconds while the others run; a slower CI machine
 /// stretches that further.
 public let patience: TimeInterval = 120
+
+/// Checks `condition` every `interval` until it holds or `seconds` have passed; whether it held.
+/// Between checks the task sleeps, giving its thread back. It runs on the caller's actor, so the
+/// condition may read the caller's state.
+public func eventually(
+    within seconds: TimeInterval = patience, every interval: Duration = .milliseconds(10),
+    isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while try await !condition() {
+        guard Date() < deadline else { return false }
+        try await Task.sleep(for: interval)
+    }
+    return true
+}

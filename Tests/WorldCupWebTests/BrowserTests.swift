@@ -65,12 +65,10 @@ struct BrowserTests {
             let expected = await serverSummary()
             for (index, page) in pages.enumerated() {
                 var shown: [String] = []
-                let deadline = Date().addingTimeInterval(patience)
-                repeat {
+                _ = try await eventually(every: .milliseconds(25)) {
                     shown = try await page.execute(BrowserTests.pageSummary) as? [String] ?? []
-                    if shown == expected { break }
-                    try await Task.sleep(for: .milliseconds(25))
-                } while Date() < deadline
+                    return shown == expected
+                }
                 #expect(shown == expected, "\(step): page \(index + 1)", sourceLocation: sourceLocation)
             }
         }

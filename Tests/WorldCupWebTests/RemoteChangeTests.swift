@@ -23,17 +23,15 @@ struct RemoteChangeTests {
 
         // One batch per save of the other process (several saves may share a notification, but
         // each transaction is merged on its own).
-        let deadline = Date().addingTimeInterval(patience)
         var page = PageTableModel()
         var applied = 0
-        while Date() < deadline {
+        _ = try await eventually(every: .milliseconds(20)) {
             let messages = await collector.messages
             for message in messages.dropFirst(applied) { try page.apply(message) }
             applied = messages.count
-            if page.sections.contains(where: { $0.name == "Atlantic Ocean" }),
-               page.sections.first?.rows.contains(where: { $0.name == "Ghana" }) == false,
-               page.sections.first(where: { $0.name == "Asia" })?.rows.first?.name == "Korea" { break }
-            try await Task.sleep(for: .milliseconds(20))
+            return page.sections.contains { $0.name == "Atlantic Ocean" }
+                && page.sections.first?.rows.contains { $0.name == "Ghana" } == false
+                && page.sections.first { $0.name == "Asia" }?.rows.first?.name == "Korea"
         }
         await collector.stop()
         let server = await table.currentSections()

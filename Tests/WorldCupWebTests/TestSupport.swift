@@ -40,13 +40,8 @@ actor MessageCollector {
 
     /// Waits until at least `count` messages arrived (at most `seconds`), then returns them all.
     func waitFor(_ count: Int, seconds: Double = patience) async throws -> [TableMessage] {
-        let deadline = Date().addingTimeInterval(seconds)
-        while messages.count < count {
-            guard Date() < deadline else {
-                Issue.record("waited \(seconds) s for \(count) messages; got \(messages.count)")
-                return messages
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        if try await !eventually(within: seconds, { messages.count >= count }) {
+            Issue.record("waited \(seconds) s for \(count) messages; got \(messages.count)")
         }
         return messages
     }

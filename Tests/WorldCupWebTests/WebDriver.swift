@@ -75,11 +75,11 @@ final class ChromeDriver: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(patience)
-        while Date() < deadline {
-            if let status = try? await WebDriverHTTP.send("GET", base.appendingPathComponent("status")) as? [String: Any], status["ready"] as? Bool == true { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let ready = try await eventually(every: .milliseconds(50)) {
+            let status = try? await WebDriverHTTP.send("GET", base.appendingPathComponent("status")) as? [String: Any]
+            return status?["ready"] as? Bool == true
         }
+        if ready { return }
         stop()
         throw WebDriverError("chromedriver did not start on port \(port)")
     }
@@ -116,12 +116,7 @@ struct WebDriverSession: Sendable {
 
     /// Waits until a script returns true (at most `seconds`); false on time-out.
     func waitUntil(_ script: String, seconds: Double = patience) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await execute(script) as? Bool == true { return true }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return false
+        try await eventually(within: seconds, every: .milliseconds(25)) { try await execute(script) as? Bool == true }
     }
 
     /// The first element matching a CSS selector.

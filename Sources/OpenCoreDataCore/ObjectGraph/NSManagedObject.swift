@@ -177,13 +177,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Gives the object values of its own if it still reads them from a row batch.
     @inline(__always)
     private func useOwnValues() {
-        if let batch = rowBatch { takeValues(from: batch) }
-    }
-
-    /// Copies the object's row out of its batch into values of its own (committed and current
-    /// share it until one is written).
-    private func takeValues(from batch: SlotRowBatch) {
-        takeCommittedValues(batch.values(ofRow: Int(rowBatchIndex)))
+        if let batch = rowBatch { takeCommittedValues(batch.values(ofRow: Int(rowBatchIndex))) }
     }
 
     /// Makes a row read from the store the object's committed and current values, and its

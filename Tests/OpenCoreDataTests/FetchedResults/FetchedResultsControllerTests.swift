@@ -124,8 +124,7 @@ import WorldCupKit
             newcomer.setValue("Africa", forKey: "qualifyingZone")
             try context.save()
         }
-        let deadline = Date().addingTimeInterval(patience)
-        while table.batches == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        _ = try await eventually(every: .milliseconds(5)) { table.batches > 0 }
         // The merge runs on the main queue under the view context's lock (the table counts the
         // batch before it applies it): perform takes that lock, so it waits for the merge to end.
         await app.context.perform {}

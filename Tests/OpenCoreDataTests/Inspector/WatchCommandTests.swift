@@ -49,13 +49,9 @@ struct WatchCommandTests {
 /// Polls a condition, failing after a generous time limit.
 enum WatchWaiting {
     static func until(_ condition: () -> Bool, seconds: Double = patience) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else {
-                Issue.record("condition not met within \(seconds) s")
-                throw CancellationError()
-            }
-            try await Task.sleep(nanoseconds: 20_000_000)
+        guard try await eventually(within: seconds, every: .milliseconds(20), condition) else {
+            Issue.record("condition not met within \(seconds) s")
+            throw CancellationError()
         }
     }
 }

@@ -87,9 +87,7 @@ import Testing
             Thread.sleep(forTimeInterval: 0.3)
             probe.state.withLock { $0.inside = false }
         }
-        let deadline = Date().addingTimeInterval(patience)
-        while !probe.state.withLock({ $0.entered }) && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(probe.state.withLock { $0.entered }, "the main queue ran the block")
+        try #require(try await eventually(every: .milliseconds(5)) { probe.state.withLock { $0.entered } }, "the main queue ran the block")
         let overlapped = await offThePool { context.performAndWait { probe.state.withLock { $0.inside } } }
         #expect(!overlapped, "performAndWait ran while the main queue's block was still running")
     }

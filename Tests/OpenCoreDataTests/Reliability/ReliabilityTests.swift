@@ -91,8 +91,7 @@ import Testing
 
         /// Waits until the worker reported a save (at most `patience`).
         func firstSave() async throws {
-            let deadline = Date().addingTimeInterval(patience)
-            while savedNumbers.isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            _ = try await eventually(every: .milliseconds(2)) { !savedNumbers.isEmpty }
         }
     }
 

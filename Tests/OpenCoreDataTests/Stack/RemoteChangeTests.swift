@@ -33,12 +33,12 @@ import Testing
 
         /// Waits (up to `patience`) until a notification carries a token other than `token`; returns it.
         func waitForToken(after token: NSPersistentHistoryToken?) async throws -> NSPersistentHistoryToken? {
-            let deadline = Date().addingTimeInterval(patience)
-            while Date() < deadline {
-                if let last = lastToken, last != token { return last }
-                try await Task.sleep(for: .milliseconds(10))
+            var other: NSPersistentHistoryToken?
+            _ = try await eventually {
+                other = lastToken.flatMap { $0 != token ? $0 : nil }
+                return other != nil
             }
-            return nil
+            return other
         }
     }
 
