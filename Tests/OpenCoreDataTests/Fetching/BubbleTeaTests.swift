@@ -186,6 +186,16 @@ import Testing
         let objectIDs = try #require((try context.execute(objects) as? NSBatchInsertResult)?.result as? [NSManagedObjectID])
         #expect(objectIDs.count == 2)
         #expect(try context.existingObject(with: objectIDs[1]).value(forKey: "specialCount") as? Int32 == 20)
+        // Enough rows that the store writes them many to a statement, with a remainder.
+        let bulk = NSBatchInsertRequest(entityName: "Venue", objects: (0..<37).map { ["name": "Bulk \($0)", "specialCount": $0] })
+        bulk.resultType = .objectIDs
+        let bulkIDs = try #require((try context.execute(bulk) as? NSBatchInsertResult)?.result as? [NSManagedObjectID])
+        #expect(bulkIDs.count == 37)
+        for (index, id) in bulkIDs.enumerated() {
+            let venue = try context.existingObject(with: id)
+            #expect(venue.value(forKey: "name") as? String == "Bulk \(index)")
+            #expect(venue.value(forKey: "specialCount") as? Int32 == Int32(index))
+        }
     }
 
     @Test func asynchronousFetch() async throws {

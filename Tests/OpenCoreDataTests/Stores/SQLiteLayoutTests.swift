@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@testable import OpenCoreDataCore
 import OpenCoreData
 import Testing
 
@@ -118,6 +119,72 @@ import Testing
             try NSPersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(ofType: "XML", configurationName: nil, at: text, options: nil)
         }
         #expect(unknown.code == NSPersistentStoreInvalidTypeError)
+    }
+
+    /// A large save writes its rows many to an INSERT statement: runs of one entity, of every
+    /// column kind, with relationships to objects of the same save, and the remainders of runs
+    /// that don't fill a statement, all read back exactly.
+    @Test func rowsWrittenManyToAStatementReadBackExactly() throws {
+        let (coordinator, url) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        let departments = (0..<16).map { index in
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+            department.setValue("D\(index)", forKey: "name")
+            return department
+        }
+        var expected: [String: (entity: String, salary: Int64?, rating: Double?, hired: Date?, photo: Data?, department: String?)] = [:]
+        func employee(_ name: String, entity: String, index: Int) {
+            let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+            object.setValue(name, forKey: "name")
+            let salary: Int64? = index % 3 == 0 ? nil : Int64(index * 1000)
+            let rating: Double? = index % 4 == 0 ? nil : Double(index) / 8
+            let hired: Date? = index % 5 == 0 ? nil : Date(timeIntervalSinceReferenceDate: Double(index) * 86_400)
+            let photo: Data? = index % 2 == 0 ? nil : Data([UInt8(index), 0, 255])
+            let department = index % 7 == 0 ? nil : departments[index % departments.count]
+            object.setValue(salary, forKey: "salary")
+            object.setValue(rating, forKey: "rating")
+            object.setValue(hired, forKey: "hired")
+            object.setValue(photo, forKey: "photo")
+            object.setValue(department, forKey: "department")
+            expected[name] = (entity, salary, rating, hired, photo, department?.value(forKey: "name") as? String)
+        }
+        // Runs of 37 employees (two full statements and five rows), 20 managers (another entity of
+        // the same table), 5 employees (fewer than a statement) and 16 departments (exactly one).
+        for index in 0..<37 { employee("E\(index)", entity: "Employee", index: index) }
+        for index in 37..<57 { employee("M\(index)", entity: "Manager", index: index) }
+        for index in 57..<62 { employee("E\(index)", entity: "Employee", index: index) }
+        let (_, log) = try SQLDebugLog.capturing { try context.save() }
+        let inserts = log.filter { $0.hasPrefix("sql: INSERT INTO ZEMPLOYEE") }
+        let multiRow = inserts.filter { $0.contains("), (") }.count
+        #expect(multiRow == 3, "37 + 20 rows make three statements of 16 rows")
+        #expect(inserts.count == 3 + 5 + 4 + 5)
+        let departmentInserts = log.filter { $0.hasPrefix("sql: INSERT INTO ZDEPARTMENT") }
+        #expect(departmentInserts.count == 1)
+
+        let queue = try DatabaseQueue(path: url!.path)
+        try queue.read { db in
+            let numbers = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY").map { ($0["Z_NAME"] as String, $0["Z_ENT"] as Int) })
+            let departmentNames = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT Z_PK, ZNAME FROM ZDEPARTMENT").map { ($0["Z_PK"] as Int64, $0["ZNAME"] as String) })
+            #expect(departmentNames.count == 16)
+            let rows = try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZSALARY, ZRATING, ZHIRED, ZPHOTO, ZDEPARTMENT FROM ZEMPLOYEE")
+            #expect(rows.count == 62)
+            #expect(Set(rows.map { $0["Z_PK"] as Int64 }).count == 62, "each row its own primary key")
+            for row in rows {
+                let name: String = row["ZNAME"]
+                let want = try #require(expected[name], "an unexpected row \(name)")
+                #expect(row["Z_ENT"] as Int == numbers[want.entity], "\(name)")
+                #expect(row["Z_OPT"] as Int == 1)
+                #expect(row["ZSALARY"] as Int64? == want.salary, "\(name)")
+                #expect(row["ZRATING"] as Double? == want.rating, "\(name)")
+                #expect(row["ZHIRED"] as Double? == want.hired?.timeIntervalSinceReferenceDate, "\(name)")
+                #expect(row["ZPHOTO"] as Data? == want.photo, "\(name)")
+                #expect((row["ZDEPARTMENT"] as Int64?).flatMap { departmentNames[$0] } == want.department, "\(name)")
+            }
+        }
+        let fresh = TestSupport.context(coordinator)
+        let managers = try fresh.fetch(NSFetchRequest<NSManagedObject>(entityName: "Manager"))
+        #expect(managers.count == 20)
+        #expect(Set(managers.compactMap { $0.value(forKey: "name") as? String }) == Set((37..<57).map { "M\($0)" }))
     }
 
     @Test func aFailedSaveWritesNothing() throws {

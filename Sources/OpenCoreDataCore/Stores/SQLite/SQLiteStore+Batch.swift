@@ -182,11 +182,10 @@ extension SQLiteStore {
         try write { db in
             let keys = try allocate(db, entity: entity, count: rows.count)
             let transaction = try beginBatchTransaction(request, db)
-            for (values, key) in zip(rows, keys) {
-                let id = objectID(for: entity, primaryKey: key)
-                try insert(SaveRecord(objectID: id, entity: entity, values: values, toMany: [:], version: 0), pk: key, db, { $0.primaryKey })
+            try insertRows(of: entity, count: rows.count, db, { $0.primaryKey }) { index in (keys[index], rows[index]) }
+            for key in keys {
                 if let transaction { try history?.recordChange(db, transaction: transaction, type: .insert, entity: entity, primaryKey: key) }
-                inserted.append(id)
+                inserted.append(objectID(for: entity, primaryKey: key))
             }
             try bumpGeneration(db)
         }

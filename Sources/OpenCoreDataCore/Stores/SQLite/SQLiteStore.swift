@@ -718,10 +718,18 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let violations = try uniquenessViolations(changes.inserted, db, primaryKey)
             if !violations.isEmpty { throw StoreConstraintConflicts(violations: violations) }
             // By index, reading only the fields each pass needs: copying a whole record would
-            // retain its ID, entity, values and to-many members, cold for a large save.
-            for index in changes.inserted.indices {
-                let key = changes.inserted[index].key
-                try insert(changes.inserted[index], pk: mapping[key]?.primaryKey ?? key.primaryKey, db, primaryKey)
+            // retain its ID, entity, values and to-many members, cold for a large save. Each run
+            // of records of one entity is written by `insertRows`.
+            var runStart = changes.inserted.startIndex
+            while runStart < changes.inserted.endIndex {
+                let entity = changes.inserted[runStart].entity
+                var runEnd = runStart + 1
+                while runEnd < changes.inserted.endIndex, changes.inserted[runEnd].entity === entity { runEnd += 1 }
+                try insertRows(of: entity, count: runEnd - runStart, db, primaryKey) { offset in
+                    let key = changes.inserted[runStart + offset].key
+                    return (mapping[key]?.primaryKey ?? key.primaryKey, changes.inserted[runStart + offset].values)
+                }
+                runStart = runEnd
             }
             let conflicting = try changes.updated.filter { try !update(record: $0, db, primaryKey) }
             if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
@@ -763,9 +771,23 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let kinds: [SQLiteValueCoding.ColumnKind]
         let properties: [NSPropertyDescription]
         let entityNumber: Int64
+        /// Rows that one multi-row INSERT writes: `rowsPerInsertLimit`, fewer when that many rows
+        /// would bind more than `parametersPerStatementLimit` values.
+        let rowsPerInsert: Int
+        /// An INSERT of `rowsPerInsert` rows (`VALUES (…), (…), …`).
+        let multiRowInsertSQL: String
         /// Prepared once per entity (GRDB's own cache would hash the SQL text per row).
         var insertStatement: Statement?
+        var multiRowInsertStatement: Statement?
         var updateStatement: Statement?
+
+        /// The most rows one INSERT writes. A statement's start, halt and reset cost SQLite about
+        /// a third of a ten-column row's insert; measured on 50,000 rows of eleven integers, 16
+        /// rows to a statement cut SQLite's instructions by a quarter, 64 rows only 3% more.
+        static let rowsPerInsertLimit = 16
+        /// The most parameters a statement may have in SQLite before 3.32 (999), the lowest limit
+        /// a linked SQLite can have unless it was built with a smaller one on purpose.
+        static let parametersPerStatementLimit = 999
 
         init(entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping) {
             self.entity = entity
@@ -773,7 +795,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
             let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
             properties = slots.map { entity.frozenProperties[$0] }
-            insertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            let rowParameters = "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            insertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES \(rowParameters)"
+            rowsPerInsert = max(1, min(Self.rowsPerInsertLimit, Self.parametersPerStatementLimit / columns.count))
+            multiRowInsertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES \(Array(repeating: rowParameters, count: rowsPerInsert).joined(separator: ", "))"
             updateSQL = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
             kinds = properties.map(SQLiteValueCoding.ColumnKind.init)
             entityNumber = Int64(mapping.number)
@@ -784,6 +809,22 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let statement = try db.makeStatement(sql: insertSQL)
             insertStatement = statement
             return statement.sqliteStatement
+        }
+
+        func preparedMultiRowInsert(_ db: Database) throws -> OpaquePointer {
+            if let multiRowInsertStatement { return multiRowInsertStatement.sqliteStatement }
+            let statement = try db.makeStatement(sql: multiRowInsertSQL)
+            multiRowInsertStatement = statement
+            return statement.sqliteStatement
+        }
+
+        /// Binds one row of an INSERT: its primary key, entity number and first version, then its
+        /// columns, to parameters `first`, `first + 1`, ….
+        func bindInsertedRow(primaryKey: Int64, values: SlotValues, to handle: OpaquePointer, from first: Int32, primaryKeyOf: (NSManagedObjectID) -> Int64?) {
+            sqlite3_bind_int64(handle, first, primaryKey)
+            sqlite3_bind_int64(handle, first + 1, entityNumber)
+            sqlite3_bind_int64(handle, first + 2, 1)
+            bindColumns(of: values, to: handle, from: first + 3, primaryKeyOf: primaryKeyOf)
         }
 
         func preparedUpdate(_ db: Database) throws -> OpaquePointer {
@@ -849,14 +890,35 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    func insert(_ record: SaveRecord, pk: Int64, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?) throws {
-        let plan = writePlan(for: record.entity)
+    /// Inserts `count` new rows of one entity; `row(i)` gives the primary key and values of the
+    /// `i`th. Whole groups of `rowsPerInsert` rows go in one multi-row INSERT each, the rest one
+    /// row to a statement. A failing statement throws; the caller's transaction then rolls back
+    /// every row.
+    func insertRows(of entity: NSEntityDescription, count: Int, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?,
+                    row: (Int) -> (primaryKey: Int64, values: SlotValues)) throws {
+        let plan = writePlan(for: entity)
+        let perStatement = plan.rowsPerInsert
+        let parametersPerRow = Int32(plan.slots.count + 3)
+        var next = 0
+        if perStatement > 1, count >= perStatement {
+            let handle = try plan.preparedMultiRowInsert(db)
+            while count - next >= perStatement {
+                for offset in 0..<perStatement {
+                    let (key, values) = row(next + offset)
+                    plan.bindInsertedRow(primaryKey: key, values: values, to: handle, from: Int32(offset) * parametersPerRow + 1, primaryKeyOf: primaryKey)
+                }
+                try run(handle, db, sql: plan.multiRowInsertSQL)
+                next += perStatement
+            }
+        }
+        guard next < count else { return }
         let handle = try plan.preparedInsert(db)
-        sqlite3_bind_int64(handle, 1, pk)
-        sqlite3_bind_int64(handle, 2, plan.entityNumber)
-        sqlite3_bind_int64(handle, 3, 1)
-        plan.bindColumns(of: record.values, to: handle, from: 4, primaryKeyOf: primaryKey)
-        try run(handle, db, sql: plan.insertSQL)
+        while next < count {
+            let (key, values) = row(next)
+            plan.bindInsertedRow(primaryKey: key, values: values, to: handle, from: 1, primaryKeyOf: primaryKey)
+            try run(handle, db, sql: plan.insertSQL)
+            next += 1
+        }
     }
 
     /// Writes an updated row if its version (`Z_OPT`) is still the one the record was read at;
