@@ -56,22 +56,22 @@ enum ModelFileSearch {
         ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// The first model version in the directories (each version of each `.xcdatamodeld`) whose
-    /// hashes match the metadata; bundles after the first match are not read.
-    static func version(in directories: [URL], matching metadata: [String: Any]) -> NSManagedObjectModel? {
+    /// The first model version in the directories (each version of each `.xcdatamodeld`) that
+    /// `isWanted` accepts; bundles after the first match are not read.
+    static func version(in directories: [URL], where isWanted: (NSManagedObjectModel) -> Bool) -> NSManagedObjectModel? {
         for bundle in items(withExtension: "xcdatamodeld", in: directories) {
-            if let found = versions(in: bundle).first(where: { model($0, matches: metadata) }) { return found }
+            if let found = versions(in: bundle).first(where: isWanted) { return found }
         }
         return nil
     }
 
     /// The source model for a store: a version beside the model (the other versions of its
-    /// `.xcdatamodeld`), else one in the default bundles, whose hashes match the metadata.
-    static func sourceModel(near model: NSManagedObjectModel, matching metadata: [String: Any]) -> NSManagedObjectModel? {
-        if let bundle = model.versionBundleURL, let found = versions(in: bundle).first(where: { Self.model($0, matches: metadata) }) {
+    /// `.xcdatamodeld`), else one in the default bundles, that `isSource` accepts.
+    static func sourceModel(near model: NSManagedObjectModel, where isSource: (NSManagedObjectModel) -> Bool) -> NSManagedObjectModel? {
+        if let bundle = model.versionBundleURL, let found = versions(in: bundle).first(where: isSource) {
             return found
         }
-        return version(in: directories(of: nil), matching: metadata)
+        return version(in: directories(of: nil), where: isSource)
     }
 
     /// Whether a model's entity hashes are exactly those the store metadata records.
@@ -85,6 +85,6 @@ extension NSManagedObjectModel {
     /// The model version, among those in the bundles (the main bundle and all loaded bundles when
     /// nil), whose entity version hashes match a store's metadata; nil when none does.
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
-        ModelFileSearch.version(in: ModelFileSearch.directories(of: bundles), matching: metadata)
+        ModelFileSearch.version(in: ModelFileSearch.directories(of: bundles)) { ModelFileSearch.model($0, matches: metadata) }
     }
 }

@@ -10,10 +10,11 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 /// Called when loading a store failed because the file's model version hashes differ from the
 /// coordinator's model (134100):
 /// 1. The source model is the version (among those given with `OCDMigrationSourceModelsOptionKey`,
-///    then beside the model's own file, then in the bundles) whose hashes
-///    match the store's metadata; none found is `NSMigrationMissingSourceModelError` (134130) for a
-///    store this library wrote. A store written by Apple's Core Data (whose hashes are computed
-///    differently) is left to the store's own compatibility check.
+///    then beside the model's own file, then in the bundles) whose hashes match the store's
+///    metadata. A SQLite store written by Apple's Core Data, whose hashes no model here
+///    reproduces, is matched by its schema instead (`SQLiteStore.schemaDescribes`: the same
+///    entities, and exactly the tables and property columns the version makes). None found is
+///    `NSMigrationMissingSourceModelError` (134130).
 /// 2. The mapping is a mapping model made for the two versions if one is found, else the inferred
 ///    one when `NSInferMappingModelAutomaticallyOption` is on, else `NSMigrationMissingMappingModelError`.
 /// 3. An inferred mapping on a SQLite store runs in place, in one transaction. Any other migration
@@ -22,20 +23,23 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 ///
 /// A failure at any step throws and leaves the store file as it was.
 enum StoreMigrator {
-    /// Migrates the store file to `model`; false (nothing done) when the options don't ask for it
-    /// or the store was written by Apple's Core Data, whose hashes no model here reproduces (its
-    /// schema check already refused it).
+    /// Migrates the store file to `model`; false (nothing done) when the options don't ask for it.
     static func migrate(type: String, url: URL?, model: NSManagedObjectModel, configuration: String?, options: [AnyHashable: Any]?) throws -> Bool {
         guard type == NSSQLiteStoreType || type == NSBinaryStoreType, let url,
               StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
-              let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url),
-              type == NSBinaryStoreType || metadata[SQLiteStore.openCoreDataMarkerKey] != nil else { return false }
+              let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url) else { return false }
+        let writtenByApple = type == NSSQLiteStoreType && metadata[SQLiteStore.openCoreDataMarkerKey] == nil
+        let isSource: (NSManagedObjectModel) -> Bool = writtenByApple
+            ? { SQLiteStore.schemaDescribes($0, configuration: configuration, storeAt: url, metadata: metadata) }
+            : { ModelFileSearch.model($0, matches: metadata) }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
-        guard let sourceModel = given.first(where: { ModelFileSearch.model($0, matches: metadata) })
-                ?? ModelFileSearch.sourceModel(near: model, matching: metadata) else {
+        guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) else {
+            let reason = writtenByApple
+                ? "was written by Apple's Core Data with a model version whose entities, tables and columns match none of the versions found"
+                : "was made with a model version that can't be found"
             throw CoreDataError.make(.migrationMissingSourceModel,
-                "The store at \(url.path) was made with a model version that can't be found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
+                "The store at \(url.path) \(reason), so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
         }
         let mapping: NSMappingModel

@@ -109,4 +109,95 @@ import Testing
             #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
         }
     }
+
+    /// A later version of the Failed Banks model: the bank gains a `website`, and a new entity
+    /// `Regulator` appears.
+    private func laterVersion() throws -> NSManagedObjectModel {
+        let model = try TestSupport.model("failedbanks", "FailedBanksCD")
+        let info = try #require(model.entitiesByName["FailedBankInfo"])
+        info.properties = info.properties + [NSAttributeDescription(name: "website", type: .stringAttributeType)]
+        let regulator = NSEntityDescription(name: "Regulator", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        model.entities = model.entities + [regulator]
+        return model
+    }
+
+    /// An earlier version in which the bank had no `state`: the Apple-written store has a column
+    /// this version would not make, so it is not the store's version.
+    private func earlierVersion() throws -> NSManagedObjectModel {
+        let model = try TestSupport.model("failedbanks", "FailedBanksCD")
+        let info = try #require(model.entitiesByName["FailedBankInfo"])
+        info.properties = info.properties.filter { $0.name != "state" }
+        return model
+    }
+
+    private let migrationOptions: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+
+    /// A store an Apple device wrote with an older model version migrates to the current one: its
+    /// version is found by its tables and columns (Apple's version hashes can't be reproduced), and
+    /// every bank keeps its values.
+    @Test func migratesAStoreAppleWroteWithAnOlderVersion() throws {
+        let directory = TestSupport.temporaryDirectory()
+        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let identifier = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)[NSStoreUUIDKey] as? String
+
+        // Without migration the later version can't open the file, which stays as it was.
+        let before = try TestSupport.snapshot(directory)
+        let refused = try #require(throws: NSError.self) { _ = try TestSupport.coordinator(try laterVersion(), url: url) }
+        #expect(refused.code == NSPersistentStoreIncompatibleVersionHashError)
+        #expect(try TestSupport.snapshot(directory) == before)
+
+        let later = try laterVersion()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: later)
+        var options = migrationOptions
+        options[OCDMigrationSourceModelsOptionKey] = [try earlierVersion(), try TestSupport.model("failedbanks", "FailedBanksCD")]
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        let context = TestSupport.context(coordinator)
+        let banks = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo"))
+        #expect(banks.count == 233)
+        #expect(banks.allSatisfy { $0.value(forKey: "website") == nil })
+        #expect(banks.filter { ($0.value(forKey: "state") as? String)?.isEmpty == false }.count == 233, "the state column was kept: the earlier version was not taken for the store's")
+        let request = NSFetchRequest<NSManagedObject>(entityName: "FailedBankDetails")
+        request.predicate = NSPredicate(format: "info.name == %@", "Desert Hills Bank")
+        let details = try #require(try context.fetch(request).first)
+        #expect(details.value(forKey: "zip") as? Int32 == 57060)
+        #expect(details.value(forKeyPath: "info.city") as? String == "Phoenix")
+        #expect(details.objectID.uriRepresentation().absoluteString == "x-coredata://E51F430B-02F4-42D5-9886-DDC3CA5ED8F4/FailedBankDetails/p1",
+                "object IDs stay valid: the store keeps its identifier and primary keys")
+        #expect(try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)[NSStoreUUIDKey] as? String == identifier)
+
+        // New objects of the new version save, and the migrated file opens again without migrating.
+        let regulator = NSEntityDescription.insertNewObject(forEntityName: "Regulator", into: context)
+        regulator.setValue("FDIC", forKey: "name")
+        banks[0].setValue("https://example.org", forKey: "website")
+        try context.save()
+        let (reopened, _) = try TestSupport.coordinator(try laterVersion(), url: url)
+        let fresh = TestSupport.context(reopened)
+        #expect(try fresh.count(for: NSFetchRequest<NSManagedObject>(entityName: "Regulator")) == 1)
+        let withWebsite = NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo")
+        withWebsite.predicate = NSPredicate(format: "website != nil")
+        #expect(try fresh.count(for: withWebsite) == 1)
+    }
+
+    /// An Apple-written store whose tables match no version found is not migrated: 134130, and
+    /// the file is left untouched.
+    @Test func anAppleStoreOfNoKnownVersionIsLeftAlone() throws {
+        let directory = TestSupport.temporaryDirectory()
+        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
+        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        // A column no version of the model makes.
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in try db.execute(sql: "ALTER TABLE ZFAILEDBANKINFO ADD COLUMN ZMOTTO VARCHAR") }
+        try queue.close()
+        let before = try TestSupport.snapshot(directory)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try laterVersion())
+        var options = migrationOptions
+        options[OCDMigrationSourceModelsOptionKey] = [try earlierVersion(), try TestSupport.model("failedbanks", "FailedBanksCD")]
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        }
+        #expect(error.code == NSMigrationMissingSourceModelError)
+        #expect(error.localizedDescription.contains("Apple's Core Data"))
+        #expect(try TestSupport.snapshot(directory) == before)
+    }
 }

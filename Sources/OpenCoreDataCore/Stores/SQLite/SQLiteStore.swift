@@ -191,17 +191,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if hashesMatch && Set(storeHashes.keys) == modelNames { return }
         let writtenHere = metadata[openCoreDataMarkerKey] != nil
         if !writtenHere {
-            let schema = SQLiteSchema(entities: entities, storedNumbers: numbers)
-            var missing: [String] = []
-            if !modelNames.isSubset(of: Set(numbers.keys)) {
-                missing.append("entities \(modelNames.subtracting(numbers.keys).sorted().joined(separator: ", "))")
-            }
-            for (table, columns) in schema.expectedColumns() where missing.isEmpty {
-                guard try db.tableExists(table) else { missing.append("table \(table)"); continue }
-                let present = Set(try db.columns(in: table).map { $0.name.uppercased() })
-                let absent = columns.filter { !present.contains($0.uppercased()) }
-                if !absent.isEmpty { missing.append("columns \(absent.sorted().joined(separator: ", ")) of \(table)") }
-            }
+            let missing = try schemaFit(db, entities: entities, numbers: numbers).missing
             if missing.isEmpty { return }
             throw CoreDataError.make(.incompatibleVersionHash,
                 "The model used to open the store is incompatible with the one used to create the store at \(url.path): missing \(missing.joined(separator: "; ")).",
@@ -215,6 +205,53 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     static let openCoreDataMarkerKey = "OpenCoreDataStoreVersion"
+
+    /// How a store's tables fit a model's entities: what the model needs that the file lacks
+    /// (entities in `Z_PRIMARYKEY`, tables, columns), and the property columns the file has that
+    /// the model would not make. Columns named `Z_…` or `Z` and a digit are Core Data's own
+    /// bookkeeping and never count as extra.
+    static func schemaFit(_ db: Database, entities: [NSEntityDescription], numbers: [String: Int]) throws -> (missing: [String], extra: [String]) {
+        let modelNames = Set(entities.compactMap(\.name))
+        guard modelNames.isSubset(of: Set(numbers.keys)) else {
+            return (["entities \(modelNames.subtracting(numbers.keys).sorted().joined(separator: ", "))"], [])
+        }
+        var missing: [String] = []
+        var extra: [String] = []
+        for (table, columns) in SQLiteSchema(entities: entities, storedNumbers: numbers).expectedColumns().sorted(by: { $0.key < $1.key }) {
+            guard try db.tableExists(table) else { missing.append("table \(table)"); continue }
+            let present = Set(try db.columns(in: table).map { $0.name.uppercased() })
+            let expected = Set(columns.map { $0.uppercased() })
+            let absent = expected.subtracting(present)
+            if !absent.isEmpty { missing.append("columns \(absent.sorted().joined(separator: ", ")) of \(table)") }
+            let unexpected = present.subtracting(expected).filter { name in
+                let afterZ = name.dropFirst().first
+                return !(name.hasPrefix("Z_") || (name.hasPrefix("Z") && afterZ?.isNumber == true))
+            }
+            if !unexpected.isEmpty { extra.append("columns \(unexpected.sorted().joined(separator: ", ")) of \(table)") }
+        }
+        return (missing, extra)
+    }
+
+    /// Whether a model is exactly the one a store written by another Core Data implementation
+    /// (Apple's) was made with, as far as the file shows: the same entity names as the store's
+    /// version hashes, every table and column the model makes present, and no property column the
+    /// model would not make. (Such a store's hashes are computed in a way no model here can
+    /// reproduce, so its schema is what identifies its model version.)
+    static func schemaDescribes(_ model: NSManagedObjectModel, configuration: String?, storeAt url: URL, metadata: [String: Any]) -> Bool {
+        model.freeze()
+        let entities = model.entities(forConfigurationName: configuration) ?? model.entities
+        guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data],
+              Set(hashes.keys) == Set(entities.compactMap(\.name)) else { return false }
+        let fit = try? inspect(url) { db in
+            var numbers: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+                if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
+            }
+            return try schemaFit(db, entities: entities, numbers: numbers)
+        }
+        guard let fit else { return false }
+        return fit.missing.isEmpty && fit.extra.isEmpty
+    }
 
     private func createStore() throws {
         var initial = initialMetadata()
