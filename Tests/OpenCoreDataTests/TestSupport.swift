@@ -100,9 +100,20 @@ enum TestSupport {
         return model
     }
 
-    private static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
+    /// Makes two relationships each other's inverse.
+    static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
         a.inverseRelationship = b
         b.inverseRelationship = a
+    }
+
+    /// A relationship from `source` named `name` and its inverse `inverseName`, made together:
+    /// `toMany` and `inverseToMany` say which sides are to-many.
+    static func relationships(_ name: String, from source: NSEntityDescription, toMany: Bool = false,
+                              inverse inverseName: String, to destination: NSEntityDescription, inverseToMany: Bool = false) -> (NSRelationshipDescription, NSRelationshipDescription) {
+        let forward = NSRelationshipDescription(name: name, destination: destination, toMany: toMany)
+        let backward = NSRelationshipDescription(name: inverseName, destination: source, toMany: inverseToMany)
+        pair(forward, backward)
+        return (forward, backward)
     }
 
     /// A coordinator with one store of a type (in a fresh directory for file stores).

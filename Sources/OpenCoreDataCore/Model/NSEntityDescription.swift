@@ -201,12 +201,14 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotKeyBits = slotKeys.map { unsafeBitCast($0, to: StringBits.self) }
-        persistentSlots = frozenProperties.indices.filter { !frozenProperties[$0].isTransient }
+        let persistentSlots = frozenProperties.indices.filter { !frozenProperties[$0].isTransient }
+        derivedSlots = frozenProperties.indices.filter { frozenProperties[$0] is NSDerivedAttributeDescription }
+        validatedSlots = persistentSlots.filter { !(frozenProperties[$0] is NSDerivedAttributeDescription) }
         slotHasConstraints = frozenProperties.map { property in
             guard let attribute = property as? NSAttributeDescription else { return true }
             return attribute.minimumValue != nil || attribute.maximumValue != nil || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
         }
-        hasConstrainedSlots = persistentSlots.contains { slotHasConstraints[$0] }
+        hasConstrainedSlots = validatedSlots.contains { slotHasConstraints[$0] }
         slotKinds = frozenProperties.map { property in
             if let attribute = property as? NSAttributeDescription { return .attribute(attribute.attributeType) }
             if let relationship = property as? NSRelationshipDescription { return relationship.isToMany ? .toMany : .toOne }
@@ -247,8 +249,10 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private(set) var defaultValues = SlotValues()
     /// The slots of to-many relationships, which a new object starts with empty.
     @exclusivity(unchecked) private(set) var toManySlots: [Int] = []
-    /// The slots of persistent (not transient) properties, in order: what a save validates and writes.
-    @exclusivity(unchecked) private(set) var persistentSlots: [Int] = []
+    /// The slots of derived attributes, whose values the store computes (see `AttributeDerivation`).
+    @exclusivity(unchecked) private(set) var derivedSlots: [Int] = []
+    /// The persistent slots a save validates: all but the derived ones, which the store fills.
+    @exclusivity(unchecked) private(set) var validatedSlots: [Int] = []
     /// Whether any persistent slot has constraints (see `slotHasConstraints`).
     @exclusivity(unchecked) private(set) var hasConstrainedSlots = true
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).

@@ -11,6 +11,9 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
     private let freezeLock = NSLock()
     private(set) var isFrozen = false
     private var frozenEntitiesByName: [String: NSEntityDescription] = [:]
+    /// Whether any entity has a derived attribute (set when frozen): saves skip reading derived
+    /// values back when none has.
+    private(set) var hasDerivedAttributes = false
 
     /// Identifiers of this model version (Xcode's "model version identifier").
     public var versionIdentifiers: Set<AnyHashable> = []
@@ -188,6 +191,7 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
             visit(root)
         }
         frozenEntitiesByName = byName
+        hasDerivedAttributes = storedEntities.contains { !$0.derivedSlots.isEmpty }
         isFrozen = true
     }
 

@@ -320,7 +320,13 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
         let attribute: NSAttributeDescription
         if a["derived"] == "YES" {
             let derived = NSDerivedAttributeDescription()
-            if let expression = a["derivationExpression"] { derived.derivationExpression = NSExpression(forKeyPath: expression) }
+            if let text = a["derivationExpression"] {
+                let expression = NSExpression(format: text)
+                if let error = expression.formatError {
+                    throw fail("derivationExpression \"\(text)\" of attribute \(attributeName) doesn't parse: \(error.message)", line: line)
+                }
+                derived.derivationExpression = expression
+            }
             attribute = derived
         } else {
             attribute = NSAttributeDescription()

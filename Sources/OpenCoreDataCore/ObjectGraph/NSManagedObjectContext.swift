@@ -659,6 +659,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         }
         for object in relating { Self.commitSavedValues(of: object) }
         for object in updatedList { Self.commitSavedValues(of: object) }
+        reloadDerivedValues(of: insertedList, updatedList)
         for object in deletedList {
             registry[object.objectID.key] = nil
             object.managedObjectContext = nil
@@ -684,6 +685,22 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             parentContext.childDidSave(savedIDs, from: self)
         } else {
             coordinatorStorage?.contextDidSave(savedIDs, from: self)
+        }
+    }
+
+    /// Reads back the derived attributes of objects a save just wrote to the store, which
+    /// computed them in the save's transaction (a child context's save to its parent derives
+    /// nothing). A failed read leaves the values as they were: the save itself has succeeded.
+    private func reloadDerivedValues(of lists: [NSManagedObject]...) {
+        guard parentContext == nil, let coordinator = coordinatorStorage, coordinator.managedObjectModel.hasDerivedAttributes else { return }
+        let deriving = lists.joined().filter { !$0.entity.derivedSlots.isEmpty }
+        guard !deriving.isEmpty, let rows = try? coordinator.loadRows(deriving.map(\.objectID)) else { return }
+        for object in deriving {
+            guard let row = rows[object.objectID.key] else { continue }
+            for slot in object.entity.derivedSlots {
+                object.values[slot] = row.values[slot]
+                object.committedValues?[slot] = row.values[slot]
+            }
         }
     }
 

@@ -8,7 +8,7 @@ enum ObjectValidation {
         // Every slot holding a word of its attribute's type, and nothing constrained: valid.
         if !entity.hasConstrainedSlots && object.values.count == entity.slotKeys.count && object.values.holdsOnlyWords { return }
         var errors: [NSError] = []
-        for slot in entity.persistentSlots {
+        for slot in entity.validatedSlots {
             // Fast paths: a present value of the attribute's own type, with no further constraints
             // (a value kept as a word always is of its attribute's type).
             if !entity.slotHasConstraints[slot] {

@@ -66,6 +66,9 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     case uppercase = "uppercase:"
     /// The string in lower case.
     case lowercase = "lowercase:"
+    /// The string without case or diacritic distinctions (lower case, marks removed): what
+    /// derived attributes use for fast case- and diacritic-insensitive matching.
+    case canonical = "canonical:"
     // Others.
     /// A random number between 0 and 1.
     case random = "random"
@@ -176,6 +179,9 @@ enum ExpressionFunctions {
         case .lowercase:
             guard case .string(let s) = PredicateValue.classify(argument(0)) else { return nil }
             return s.lowercased()
+        case .canonical:
+            guard case .string(let s) = PredicateValue.classify(argument(0)) else { return nil }
+            return StringComparison.canonical(s)
         case .random: return Double.random(in: 0..<1)
         case .randomN:
             guard let n = NumericArithmetic.number(argument(0))?.exactInt64, n > 0 else { return nil }

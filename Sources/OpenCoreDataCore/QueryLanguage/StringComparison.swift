@@ -128,6 +128,12 @@ public enum StringComparison {
 
     // MARK: - Folding and binary helpers used by predicate evaluation
 
+    /// A string's case- and diacritic-insensitive form (`canonical:`): folded as `[cd]`
+    /// comparisons fold it, so two strings equal under `==[cd]` have the same canonical form.
+    public static func canonical(_ string: String) -> String {
+        fold(string, caseInsensitive: true, diacriticInsensitive: true)
+    }
+
     /// Folds case and/or diacritics deterministically, then composes canonically.
     ///
     /// ASCII is folded directly. Every other scalar is folded on its own with Foundation's

@@ -16,8 +16,8 @@ import Testing
         let owner = NSRelationshipDescription(name: "owner", destination: person)
         let clubs = NSRelationshipDescription(name: "clubs", destination: club, toMany: true)
         let members = NSRelationshipDescription(name: "members", destination: person, toMany: true)
-        link(pets, owner)
-        link(clubs, members)
+        TestSupport.pair(pets, owner)
+        TestSupport.pair(clubs, members)
         person.properties = [
             NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
             NSAttributeDescription(name: "age", type: .integer16AttributeType),
@@ -53,8 +53,8 @@ import Testing
         let humanClub = NSRelationshipDescription(name: "club", destination: club)
         humanClub.renamingIdentifier = "clubs"
         let members = NSRelationshipDescription(name: "members", destination: human, toMany: true, ordered: true)
-        link(pets, keepers)
-        link(humanClub, members)
+        TestSupport.pair(pets, keepers)
+        TestSupport.pair(humanClub, members)
         let fullName = NSAttributeDescription(name: "fullName", type: .stringAttributeType, isOptional: false)
         fullName.renamingIdentifier = "name"
         human.properties = [
@@ -74,11 +74,6 @@ import Testing
         let model = NSManagedObjectModel()
         model.entities = [human, animal, pet, club, vet]
         return model
-    }
-
-    static func link(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
-        a.inverseRelationship = b
-        b.inverseRelationship = a
     }
 
     static var migrating: [AnyHashable: Any] { [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true] }

@@ -72,6 +72,10 @@ struct SQLiteInPlaceMigration {
             statement.hasPrefix("CREATE TABLE ") && !bookkeeping.contains { statement.hasPrefix("CREATE TABLE \($0) ") }
         }
         progress.totalUnitCount = Int64(destination.entities.count + destination.allJoinTables.count + 2)
+        // Derived-attribute triggers name the source model's tables and columns, which are about
+        // to be rebuilt: they go now, and the destination's are made (and what they derive
+        // recomputed) once the new tables are in place.
+        try SQLiteDerivedAttributes.dropAll(db)
         for statement in tables {
             try db.execute(sql: statement.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(Self.prefix)"))
         }
@@ -92,6 +96,7 @@ struct SQLiteInPlaceMigration {
             try db.execute(sql: "ALTER TABLE \(Self.prefix)\(name) RENAME TO \(name)")
         }
         for statement in statements where statement.hasPrefix("CREATE INDEX") { try db.execute(sql: statement) }
+        try SQLiteDerivedAttributes(schema: destination).install(db)
         try rewritePrimaryKeys(db)
         try rewriteMetadata(metadata, destinationModel: destinationModel, db)
         progress.completedUnitCount += 2

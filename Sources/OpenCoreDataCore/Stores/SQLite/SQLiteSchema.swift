@@ -67,7 +67,7 @@ final class SQLiteSchema {
             let mapping = mappings[ObjectIdentifier(entity)]!
             mapping.numbersWithSubentities = entity.selfAndDescendants.compactMap { mappings[ObjectIdentifier($0)]?.number }.sorted()
             for property in entity.frozenProperties where !property.isTransient {
-                if let attribute = property as? NSAttributeDescription, !(attribute is NSDerivedAttributeDescription && false) {
+                if let attribute = property as? NSAttributeDescription {
                     mapping.columnsBySlot[attribute.slot] = columnName(for: attribute)
                 } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
                     mapping.columnsBySlot[relationship.slot] = columnName(for: relationship)

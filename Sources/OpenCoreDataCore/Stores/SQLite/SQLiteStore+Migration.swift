@@ -58,6 +58,10 @@ extension SQLiteStore {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "OpenCoreData.Migration"
+        // A migration recomputes derived attributes with the functions their triggers call.
+        configuration.prepareDatabase { db in
+            for function in SQLiteDerivedAttributes.functions { db.add(function: function) }
+        }
         do {
             return try DatabaseQueue(path: url.path, configuration: configuration)
         } catch {

@@ -29,6 +29,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if exists && !isEmpty {
             let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities)
             schema = SQLiteSchema(entities: entities, storedNumbers: storedNumbers.numbers)
+            derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
             metadata = storedNumbers.metadata
             try open(url)
             try addMissingEntities(storedNumbers.numbers)
@@ -37,6 +38,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 throw CoreDataError.make(.openFailed, "The read-only store at \(path) does not exist.", url: url)
             }
             schema = SQLiteSchema(entities: entities, storedNumbers: [:])
+            derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
             try open(url)
             try createStore()
         }
@@ -80,6 +82,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         configuration.prepareDatabase { db in
             for pragma in pragmas { try db.execute(sql: pragma) }
             db.add(function: SQLPredicateFunctions.match)
+            for function in SQLiteDerivedAttributes.functions { db.add(function: function) }
             for (name, compare) in SQLiteCollations.all {
                 db.add(collation: DatabaseCollation(name) { lhs, rhs in compare(lhs, rhs) })
             }
@@ -362,12 +365,22 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The triggers that maintain derived attributes (see `SQLiteDerivedAttributes`).
+    private var derivedAttributes: SQLiteDerivedAttributes?
+    /// Whether this session's first write has made the file's derived-attribute triggers the
+    /// model's (done in a write, since opening a store never changes the file).
+    private var derivedAttributesInstalled = false
+
     func write(_ body: (Database) throws -> Void) throws {
         do {
             try database.inTransaction(.immediate) { db in
                 try body(db)
+                // After the body: a new store's tables exist only then, and rows it wrote before
+                // the triggers existed are recomputed when they are made.
+                if !derivedAttributesInstalled, let derivedAttributes { try derivedAttributes.install(db) }
                 return .commit
             }
+            derivedAttributesInstalled = true
         } catch let conflicts as StoreVersionConflicts {
             throw conflicts
         } catch let conflicts as StoreConstraintConflicts {
@@ -828,7 +841,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
         init(entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping) {
             self.entity = entity
-            slots = mapping.columnsBySlot.keys.sorted()
+            // Derived attributes are the store's to compute (its triggers): never written from objects.
+            slots = mapping.columnsBySlot.keys.sorted().filter { !(entity.frozenProperties[$0] is NSDerivedAttributeDescription) }
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
             let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
             properties = slots.map { entity.frozenProperties[$0] }
