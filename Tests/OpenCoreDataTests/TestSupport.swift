@@ -100,6 +100,22 @@ enum TestSupport {
         return model
     }
 
+    /// A fresh SQLite store of the SwiftGen kitchen-sink model (an Xcode model using nearly every
+    /// model feature), with a context on it.
+    static func kitchenSink() throws -> (model: NSManagedObjectModel, coordinator: NSPersistentStoreCoordinator, context: NSManagedObjectContext) {
+        let model = try model("swiftgen-kitchensink", "Model")
+        let (coordinator, _) = try coordinator(model)
+        return (model, coordinator, context(coordinator))
+    }
+
+    /// A new `MainEntity` (or subentity) of the kitchen-sink model with its required values set.
+    static func insertKitchenSinkObject(_ entityName: String = "MainEntity", into context: NSManagedObjectContext) -> NSManagedObject {
+        let object = NSEntityDescription.insertNewObject(forEntityName: entityName, into: context)
+        object.setValue("required", forKey: "string")
+        object.setValue(true, forKey: "boolean")
+        return object
+    }
+
     /// Makes two relationships each other's inverse.
     static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
         a.inverseRelationship = b

@@ -236,6 +236,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
     func turnIntoFault() {
         willTurnIntoFault()
+        if let context = managedObjectContext, !context.fetchedPropertyResults.isEmpty { context.fetchedPropertyResults.forget(self) }
         values = SlotValues()
         committedValues = nil
         faultFlag = true
@@ -265,8 +266,32 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             return nil
         }
         fireFaultIfNeeded()
-        if case .attribute = entity.slotKinds[slot] { return attributeValue(at: slot) }
+        switch entity.slotKinds[slot] {
+        case .attribute: return attributeValue(at: slot)
+        case .other:
+            if let fetched = entity.frozenProperties[slot] as? NSFetchedPropertyDescription { return fetchedPropertyValue(fetched) }
+        default: break
+        }
         return currentValue(of: entity.frozenProperties[slot])
+    }
+
+    /// A fetched property's objects: its fetch request run with `$FETCH_SOURCE` standing for this
+    /// object and `$FETCHED_PROPERTY` for the property, when first read; then the same array until
+    /// the object is refreshed or turned into a fault. Nil outside a context, without a request,
+    /// or when the fetch fails (the error is logged).
+    final func fetchedPropertyValue(_ property: NSFetchedPropertyDescription) -> Any? {
+        guard let context = managedObjectContext, let template = property.fetchRequest else { return nil }
+        if let cached = context.fetchedPropertyResults.results(of: self, slot: property.slot) { return cached }
+        let request = template.copy()
+        request.predicate = template.predicate?.withSubstitutionVariables(["FETCH_SOURCE": self, "FETCHED_PROPERTY": property])
+        do {
+            let results: [Any] = try context.fetch(request)
+            context.fetchedPropertyResults.store(results, of: self, slot: property.slot)
+            return results
+        } catch {
+            CoreDataLog.logger.error("The fetched property \(entity.name ?? "?").\(property.name) of \(objectID) could not be fetched: \(error)")
+            return nil
+        }
     }
 
     @inline(__always)

@@ -77,6 +77,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     @exclusivity(unchecked) var undoRecorder: ContextUndoRecorder?
     /// Counts saves, so undo knows whether the flags it recorded still describe the store.
     @exclusivity(unchecked) var saveGeneration = 0
+    /// Fetched properties evaluated in this context, until their objects are refreshed.
+    @exclusivity(unchecked) var fetchedPropertyResults = FetchedPropertyCache()
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -776,6 +778,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// which refer to them, are removed.
     public func reset() {
         discardUndoHistory()
+        fetchedPropertyResults.removeAll()
         for object in registry.removeAllValuesInAddressOrder() {
             object.managedObjectContext = nil
             object.values = SlotValues()
@@ -788,6 +791,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// changes; with true its unsaved changes are reapplied over the store's latest values.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object.managedObjectContext === self, !object.insertedFlag else { return }
+        // Fetched properties are evaluated again when next read.
+        if !fetchedPropertyResults.isEmpty { fetchedPropertyResults.forget(object) }
         if flag {
             let changes = object.hasChanges ? object.changedValues() : [:]
             if let row = loadRowForFault(object.objectID) {

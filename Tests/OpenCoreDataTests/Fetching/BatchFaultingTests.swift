@@ -138,9 +138,7 @@ import Testing
 /// Fetch request templates from the model, with `$VARIABLE` substitution.
 @Suite struct TemplateTests {
     @Test func templatesSubstituteVariables() throws {
-        let model = try TestSupport.model("swiftgen-kitchensink", "Model")
-        let (coordinator, _) = try TestSupport.coordinator(model)
-        let context = TestSupport.context(coordinator)
+        let (model, _, context) = try TestSupport.kitchenSink()
         let secondary = NSEntityDescription.insertNewObject(forEntityName: "SecondaryEntity", into: context)
         secondary.setValue("partner", forKey: "name")
         try context.save()

@@ -123,6 +123,12 @@ import Testing
         let deals = NSFetchRequest<NSManagedObject>(entityName: "Venue")
         deals.predicate = NSPredicate(format: "specialCount > 0 OR stats.checkinsCount >= %d", 1000)
         #expect(try context.count(for: deals) == Self.venues.filter { $0.specials > 0 || $0.checkins >= 1000 }.count)
+        // Comparisons of two constants, as Xcode writes "match everything" (`true == true`).
+        for (format, matches) in [("true == true", 30), ("YES == NO", 0), ("1 < 2 AND name != nil", 30), ("2 < 1 OR specialCount > 0", Self.venues.filter { $0.specials > 0 }.count)] {
+            let constant = NSFetchRequest<NSManagedObject>(entityName: "Venue")
+            constant.predicate = NSPredicate(format: format)
+            #expect(try context.count(for: constant) == matches, "\(format)")
+        }
     }
 
     @Test(arguments: storeTypes)

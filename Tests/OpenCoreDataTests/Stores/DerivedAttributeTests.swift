@@ -210,15 +210,11 @@ import Testing
     @Test func anXcodeModelDerivesWhatItDeclares() throws {
         // Model 2 of the SwiftGen kitchen sink declares canonical:(optionalString), oneToMany.@count
         // and a non-optional now().
-        let model = try TestSupport.model("swiftgen-kitchensink", "Model")
+        let (model, _, context) = try TestSupport.kitchenSink()
         let child = try #require(model.entitiesByName["ChildEntity"])
         #expect((child.attributesByName["derivedCount"] as? NSDerivedAttributeDescription)?.derivationExpression?.keyPath == "oneToMany.@count")
-        let (coordinator, _) = try TestSupport.coordinator(model)
-        let context = TestSupport.context(coordinator)
-        let object = NSEntityDescription.insertNewObject(forEntityName: "ChildEntity", into: context)
+        let object = TestSupport.insertKitchenSinkObject("ChildEntity", into: context)
         object.setValue("Ärger im Öl", forKey: "optionalString")
-        object.setValue("required", forKey: "string")
-        object.setValue(true, forKey: "boolean")
         for name in ["a", "b", "c"] {
             let secondary = NSEntityDescription.insertNewObject(forEntityName: "SecondaryEntity", into: context)
             secondary.setValue(name, forKey: "name")

@@ -56,6 +56,9 @@ struct SQLPredicateCompiler {
         var left = predicate.leftExpression
         var right = predicate.rightExpression
         var op = predicate.predicateOperatorType
+        // Two constants (`true == true`, as Xcode writes a predicate that matches everything):
+        // the answer doesn't depend on the row.
+        if Self.isConstant(left), Self.isConstant(right) { return predicate.evaluate(with: nil) ? "1" : "0" }
         // Put the key path on the left.
         if Self.isConstant(left), !Self.isConstant(right) {
             if op == .in, case .keyPath = right.node, predicate.comparisonPredicateModifier == .direct {
