@@ -34,12 +34,6 @@ extension NSAsynchronousFetchRequest: SelfExecutingRequest {
     }
 }
 
-/// Carries a non-Sendable value into a block that runs on the context's own queue.
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
 extension NSManagedObjectContext {
     /// Executes a request: an asynchronous fetch (started on the context's queue), a batch
     /// update, delete or insert (run directly in the store; merge their object IDs into contexts

@@ -89,14 +89,21 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
     }
 
-    /// Opens the store a description describes and calls the handler with the outcome.
-    public func addPersistentStore(with description: NSPersistentStoreDescription, completionHandler block: (NSPersistentStoreDescription, Error?) -> Void) {
-        do {
-            try addPersistentStore(ofType: description.type, configurationName: description.configuration, at: description.url, options: description.options)
-            block(description, nil)
-        } catch {
-            block(description, error)
+    /// Opens the store a description describes and calls the handler with the outcome: at once on
+    /// the calling thread, or, when the description's `shouldAddStoreAsynchronously` is set, on a
+    /// background queue after this method has returned.
+    public func addPersistentStore(with description: NSPersistentStoreDescription, completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        let add = { [self] in
+            do {
+                try addPersistentStore(ofType: description.type, configurationName: description.configuration, at: description.url, options: description.options)
+                block(description, nil)
+            } catch {
+                block(description, error)
+            }
         }
+        guard description.shouldAddStoreAsynchronously else { return add() }
+        let work = UncheckedSendable(add)
+        DispatchQueue.global().async { work.value() }
     }
 
     /// Removes a store from the coordinator and closes it.

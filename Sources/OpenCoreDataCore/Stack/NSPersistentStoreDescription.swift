@@ -19,7 +19,9 @@ open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConver
     public var timeout: TimeInterval = 240
     /// SQLite pragmas.
     public private(set) var sqlitePragmas: [String: Any] = [:]
-    /// Whether the store is added on a background queue (the completion handler still runs once per store).
+    /// Whether the store is added on a background queue, its completion handler called there once
+    /// it is added (or failed); by default it is added on the calling thread before
+    /// `loadPersistentStores` returns.
     public var shouldAddStoreAsynchronously: Bool = false
     /// Whether an out-of-date store is migrated automatically.
     public var shouldMigrateStoreAutomatically: Bool {

@@ -66,4 +66,39 @@ import Testing
         #expect(byName.managedObjectModel.entitiesByName["Team"] != nil)
         #expect(container.newBackgroundContext().concurrencyType == .privateQueueConcurrencyType)
     }
+
+    /// `shouldAddStoreAsynchronously`: the store is added, and the handler called, on a background
+    /// queue; by default both happen on the calling thread.
+    @Test func storesAreAddedOnABackgroundQueueWhenAsked() async throws {
+        for asynchronously in [false, true] {
+            let container = NSPersistentContainer(name: "WorldCupAsync", managedObjectModel: try TestSupport.model("worldcup", "WorldCup"))
+            let description = NSPersistentStoreDescription(url: TestSupport.temporaryDirectory().appendingPathComponent("Async.sqlite"))
+            description.shouldAddStoreAsynchronously = asynchronously
+            container.persistentStoreDescriptions = [description]
+            // The handler reads, under a lock the caller holds until loadPersistentStores has
+            // returned, whether it has: a handler on the calling thread re-enters the lock at once.
+            final class Call: @unchecked Sendable {
+                let lock = NSRecursiveLock()
+                var returned = false
+            }
+            let call = Call()
+            let (handledAfterReturn, failure): (Bool, String?) = await withCheckedContinuation { continuation in
+                call.lock.lock()
+                container.loadPersistentStores { _, error in
+                    call.lock.lock()
+                    let after = call.returned
+                    call.lock.unlock()
+                    continuation.resume(returning: (after, error.map { "\($0)" }))
+                }
+                call.returned = true
+                call.lock.unlock()
+            }
+            #expect(failure == nil)
+            #expect(handledAfterReturn == asynchronously, "asynchronously: \(asynchronously)")
+            #expect(container.persistentStoreCoordinator.persistentStores.count == 1)
+            let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: container.newBackgroundContext())
+            team.setValue("France", forKey: "teamName")
+            try team.managedObjectContext?.save()
+        }
+    }
 }
