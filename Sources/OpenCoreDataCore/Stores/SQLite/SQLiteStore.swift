@@ -368,8 +368,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The triggers that maintain derived attributes (see `SQLiteDerivedAttributes`).
     private var derivedAttributes: SQLiteDerivedAttributes?
     /// Whether this session's first write has made the file's derived-attribute triggers the
-    /// model's (done in a write, since opening a store never changes the file).
-    private var derivedAttributesInstalled = false
+    /// model's (done in a write, since opening a store never changes the file). Set once that
+    /// write has committed; writes from several threads may both install, which is idempotent.
+    private let derivedAttributesInstalled = LockedValue(false)
 
     func write(_ body: (Database) throws -> Void) throws {
         do {
@@ -377,10 +378,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try body(db)
                 // After the body: a new store's tables exist only then, and rows it wrote before
                 // the triggers existed are recomputed when they are made.
-                if !derivedAttributesInstalled, let derivedAttributes { try derivedAttributes.install(db) }
+                if let derivedAttributes, !derivedAttributesInstalled.withLock({ $0 }) { try derivedAttributes.install(db) }
                 return .commit
             }
-            derivedAttributesInstalled = true
+            derivedAttributesInstalled.withLock { $0 = true }
         } catch let conflicts as StoreVersionConflicts {
             throw conflicts
         } catch let conflicts as StoreConstraintConflicts {
