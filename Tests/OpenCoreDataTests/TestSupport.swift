@@ -116,6 +116,13 @@ enum TestSupport {
         return object
     }
 
+    /// Options for automatic lightweight migration, with the earlier model versions to search.
+    static func migrating(from sourceModels: [NSManagedObjectModel] = []) -> [AnyHashable: Any] {
+        var options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+        if !sourceModels.isEmpty { options[OCDMigrationSourceModelsOptionKey] = sourceModels }
+        return options
+    }
+
     /// Makes two relationships each other's inverse.
     static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
         a.inverseRelationship = b

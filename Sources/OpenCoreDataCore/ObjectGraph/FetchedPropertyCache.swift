@@ -15,8 +15,6 @@ struct FetchedPropertyCache {
 
     private var entries: [ObjectIdentifier: Entry] = [:]
 
-    var isEmpty: Bool { entries.isEmpty }
-
     /// The cached result of the fetched property in `slot` of `object`, if evaluated.
     func results(of object: NSManagedObject, slot: Int) -> [Any]? {
         guard let entry = entries[ObjectIdentifier(object)], entry.object === object else { return nil }
@@ -29,9 +27,9 @@ struct FetchedPropertyCache {
         entries[key]?.results[slot] = results
     }
 
-    /// Drops every result of one object.
+    /// Drops every result of one object (nothing to do, and no hashing, while nothing is cached).
     mutating func forget(_ object: NSManagedObject) {
-        entries[ObjectIdentifier(object)] = nil
+        if !entries.isEmpty { entries[ObjectIdentifier(object)] = nil }
     }
 
     mutating func removeAll() {

@@ -236,7 +236,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Turns the object back into a fault, dropping its values (unsaved changes are kept when the object has changes).
     func turnIntoFault() {
         willTurnIntoFault()
-        if let context = managedObjectContext, !context.fetchedPropertyResults.isEmpty { context.fetchedPropertyResults.forget(self) }
+        managedObjectContext?.fetchedPropertyResults.forget(self)
         values = SlotValues()
         committedValues = nil
         faultFlag = true

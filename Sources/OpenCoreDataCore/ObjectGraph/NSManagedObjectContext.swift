@@ -791,9 +791,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// changes; with true its unsaved changes are reapplied over the store's latest values.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object.managedObjectContext === self, !object.insertedFlag else { return }
-        // Fetched properties are evaluated again when next read.
-        if !fetchedPropertyResults.isEmpty { fetchedPropertyResults.forget(object) }
         if flag {
+            // Fetched properties are evaluated again when next read (`turnIntoFault` forgets them
+            // on the other path).
+            fetchedPropertyResults.forget(object)
             let changes = object.hasChanges ? object.changedValues() : [:]
             if let row = loadRowForFault(object.objectID) {
                 object.takeStoredRow(row)

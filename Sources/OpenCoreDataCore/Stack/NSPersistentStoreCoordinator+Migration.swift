@@ -12,7 +12,7 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 /// 1. The source model is the version (among those given with `OCDMigrationSourceModelsOptionKey`,
 ///    then beside the model's own file, then in the bundles) whose hashes match the store's
 ///    metadata. A SQLite store written by Apple's Core Data, whose hashes no model here
-///    reproduces, is matched by its schema instead (`SQLiteStore.schemaDescribes`: the same
+///    reproduces, is matched by its schema instead (`SQLiteStoredTables.isExactly`: the same
 ///    entities, and exactly the tables and property columns the version makes). None found is
 ///    `NSMigrationMissingSourceModelError` (134130).
 /// 2. The mapping is a mapping model made for the two versions if one is found, else the inferred
@@ -30,8 +30,10 @@ enum StoreMigrator {
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
               let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url) else { return false }
         let writtenByApple = type == NSSQLiteStoreType && metadata[SQLiteStore.openCoreDataMarkerKey] == nil
+        // An Apple store's schema is read once and compared with each candidate in memory.
+        let storedTables = writtenByApple ? try? SQLiteStore.storedTables(at: url) : nil
         let isSource: (NSManagedObjectModel) -> Bool = writtenByApple
-            ? { SQLiteStore.schemaDescribes($0, configuration: configuration, storeAt: url, metadata: metadata) }
+            ? { storedTables?.isExactly($0, configuration: configuration, metadata: metadata) ?? false }
             : { ModelFileSearch.model($0, matches: metadata) }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
         guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) else {

@@ -76,7 +76,7 @@ import Testing
         return model
     }
 
-    static var migrating: [AnyHashable: Any] { [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true] }
+    static var migrating: [AnyHashable: Any] { TestSupport.migrating() }
 
     /// A version-1 store: 20 people (every fourth without a city), 2 pets each, 3 clubs.
     static func makeStore(in directory: URL) throws -> URL {

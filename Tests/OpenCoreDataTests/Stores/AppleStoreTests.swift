@@ -5,10 +5,15 @@ import Testing
 
 /// The Failed Banks store was written by Apple's Core Data (framework version 320).
 @Suite struct AppleStoreTests {
-    private func openCopy() throws -> (NSManagedObjectContext, URL) {
-        let directory = TestSupport.temporaryDirectory()
-        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
+    /// A copy of the Apple-written store, alone in a new directory.
+    private func copyOfStore() throws -> URL {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("FailedBanksCD.sqlite")
         try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        return url
+    }
+
+    private func openCopy() throws -> (NSManagedObjectContext, URL) {
+        let url = try copyOfStore()
         let model = try TestSupport.model("failedbanks", "FailedBanksCD")
         let (coordinator, _) = try TestSupport.coordinator(model, url: url)
         return (TestSupport.context(coordinator), url)
@@ -130,15 +135,17 @@ import Testing
         return model
     }
 
-    private let migrationOptions: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+    /// Automatic migration that may take the earlier version, or the store's own.
+    private func migratingFromKnownVersions() throws -> [AnyHashable: Any] {
+        TestSupport.migrating(from: [try earlierVersion(), try TestSupport.model("failedbanks", "FailedBanksCD")])
+    }
 
     /// A store an Apple device wrote with an older model version migrates to the current one: its
     /// version is found by its tables and columns (Apple's version hashes can't be reproduced), and
     /// every bank keeps its values.
     @Test func migratesAStoreAppleWroteWithAnOlderVersion() throws {
-        let directory = TestSupport.temporaryDirectory()
-        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
-        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let url = try copyOfStore()
+        let directory = url.deletingLastPathComponent()
         let identifier = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)[NSStoreUUIDKey] as? String
 
         // Without migration the later version can't open the file, which stays as it was.
@@ -149,8 +156,7 @@ import Testing
 
         let later = try laterVersion()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: later)
-        var options = migrationOptions
-        options[OCDMigrationSourceModelsOptionKey] = [try earlierVersion(), try TestSupport.model("failedbanks", "FailedBanksCD")]
+        let options = try migratingFromKnownVersions()
         try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
         let context = TestSupport.context(coordinator)
         let banks = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo"))
@@ -182,17 +188,15 @@ import Testing
     /// An Apple-written store whose tables match no version found is not migrated: 134130, and
     /// the file is left untouched.
     @Test func anAppleStoreOfNoKnownVersionIsLeftAlone() throws {
-        let directory = TestSupport.temporaryDirectory()
-        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
-        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let url = try copyOfStore()
+        let directory = url.deletingLastPathComponent()
         // A column no version of the model makes.
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in try db.execute(sql: "ALTER TABLE ZFAILEDBANKINFO ADD COLUMN ZMOTTO VARCHAR") }
         try queue.close()
         let before = try TestSupport.snapshot(directory)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try laterVersion())
-        var options = migrationOptions
-        options[OCDMigrationSourceModelsOptionKey] = [try earlierVersion(), try TestSupport.model("failedbanks", "FailedBanksCD")]
+        let options = try migratingFromKnownVersions()
         let error = try #require(throws: NSError.self) {
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
         }

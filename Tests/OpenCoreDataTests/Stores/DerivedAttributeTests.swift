@@ -164,10 +164,8 @@ import Testing
             try context.save()
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel())
-        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [
-            NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
-            OCDMigrationSourceModelsOptionKey: [makeModel(dropping: "bookCount")],
-        ])
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+                                           options: TestSupport.migrating(from: [makeModel(dropping: "bookCount")]))
         #expect(try stored("Author", "name", "Zola", in: coordinator).value(forKey: "bookCount") as? Int64 == 3)
         #expect(try stored("Book", "title", "Nana", in: coordinator).value(forKey: "authorName") as? String == "Zola", "the other derived values survive")
         // The triggers came through the migration too.

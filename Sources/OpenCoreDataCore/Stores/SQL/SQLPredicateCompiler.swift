@@ -309,7 +309,7 @@ struct SQLPredicateCompiler {
     /// the join table of a many-to-many relationship or the inverse's foreign key.
     private func correlatedRows(of relationship: NSRelationshipDescription, in destination: SQLiteSchema.EntityMapping, alias: String, ownerKey: String) throws -> String {
         if let join = builder.schema.joinTable(for: relationship) {
-            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let (mine, theirs) = join.columns(from: relationship)
             return "FROM \(destination.tableName) \(alias) JOIN \(join.name) \(alias)x ON \(alias)x.\(theirs) = \(alias).Z_PK WHERE \(alias)x.\(mine) = \(ownerKey)"
         }
         if let inverse = relationship.inverseRelationship, let column = destination.columnsBySlot[inverse.slot] {

@@ -6,7 +6,7 @@ import GRDB
 /// table) recomputes it in the same transaction.
 ///
 /// For a derived attribute stored in column `C` of table `T` (see `AttributeDerivation`), the
-/// value is one SQL expression over the row being updated (`value(of:)`):
+/// value is one SQL expression over the row being updated (`Plan.value`):
 /// - a to-one key path reads the attribute's column through a subquery per relationship;
 /// - `canonical:`, `lowercase:` and `uppercase:` wrap it in `OCD_CANONICAL`, `OCD_LOWERCASE` and
 ///   `OCD_UPPERCASE` (registered on every connection of the store: Unicode-aware, unlike
@@ -50,7 +50,7 @@ struct SQLiteDerivedAttributes {
                 let plan = try Plan(derivation: derivation, mapping: mapping, column: column, schema: schema)
                 let key = "\(mapping.tableName).\(column)"
                 recompute[key] = plan.update(where: nil)
-                for (index, trigger) in plan.triggers().enumerated() {
+                for (index, trigger) in plan.dependencies.enumerated() {
                     let name = "\(Self.triggerPrefix)\(mapping.tableName)_\(column)_\(index)"
                     triggers.append(Trigger(name: name, sql: "CREATE TRIGGER \(name) \(trigger.event) BEGIN \(plan.update(where: trigger.rows)); END", column: key))
                 }
@@ -59,8 +59,6 @@ struct SQLiteDerivedAttributes {
         self.triggers = triggers
         recomputeStatements = recompute
     }
-
-    var isEmpty: Bool { triggers.isEmpty }
 
     /// The names and SQL of the derived-attribute triggers in the file.
     private static func existingTriggers(_ db: Database) throws -> [String: String] {
@@ -96,8 +94,13 @@ struct SQLiteDerivedAttributes {
         }
     }
 
-    /// The SQL functions the triggers call, registered on each connection of a store.
-    static let functions: [DatabaseFunction] = [
+    /// Registers the SQL functions the triggers call on a connection (every connection that
+    /// writes a store: its own, and a migration's).
+    static func registerFunctions(_ db: Database) {
+        for function in functions { db.add(function: function) }
+    }
+
+    private static let functions: [DatabaseFunction] = [
         DatabaseFunction("OCD_CANONICAL", argumentCount: 1, pure: true) { values in
             String.fromDatabaseValue(values[0]).map(StringComparison.canonical)
         },
@@ -139,9 +142,7 @@ struct SQLiteDerivedAttributes {
                 let attribute = derivation.attribute!
                 if derivation.path.isEmpty {
                     let source = try columnOf(attribute, in: mapping.entity)
-                    var expression = "\(table).\(source.column)"
-                    expression = Self.wrap(expression, derivation.kind)
-                    value = expression
+                    value = Self.wrap("\(table).\(source.column)", derivation.kind)
                     dependencies.append(("AFTER UPDATE OF \(source.column) ON \(table)", "Z_PK = NEW.Z_PK"))
                 } else {
                     // The tables along the path, and the column read in each: the next
@@ -156,17 +157,16 @@ struct SQLiteDerivedAttributes {
                     // hops[0] is (table, fk of the first relationship); the subquery tables are
                     // the destinations: hops[1...] tables, then the target's.
                     let firstKey = hops[0].column
-                    var key = "\(table).\(firstKey)"
-                    var reads: [(table: String, column: String)] = Array(hops.dropFirst()) + [target]
-                    for (level, read) in reads.enumerated() where level < reads.count - 1 {
-                        key = "(SELECT d\(level).\(read.column) FROM \(read.table) d\(level) WHERE d\(level).Z_PK = \(key))"
+                    let levels = Array(hops.dropFirst()) + [target]
+                    // Each level's subquery reads its column from the row the level before points at.
+                    var read = "\(table).\(firstKey)"
+                    for (level, hop) in levels.enumerated() {
+                        read = "(SELECT d\(level).\(hop.column) FROM \(hop.table) d\(level) WHERE d\(level).Z_PK = \(read))"
                     }
-                    let last = reads.removeLast()
-                    value = Self.wrap("(SELECT dv.\(last.column) FROM \(last.table) dv WHERE dv.Z_PK = \(key))", derivation.kind)
+                    value = Self.wrap(read, derivation.kind)
                     dependencies.append(("AFTER UPDATE OF \(firstKey) ON \(table)", "Z_PK = NEW.Z_PK"))
                     // A change (or deletion) of a row along the path recomputes every row whose
                     // path goes through it.
-                    let levels = reads + [last]
                     for (level, read) in levels.enumerated() {
                         func reaching(_ pk: String) -> String {
                             var set = pk
@@ -185,8 +185,7 @@ struct SQLiteDerivedAttributes {
                 let destination = try Self.table(of: relationship.destinationEntity, schema)
                 let aggregate = summed.map { "COALESCE(SUM(d.\($0)), 0)" } ?? "COUNT(*)"
                 if let join = schema.joinTable(for: relationship) {
-                    let mine = join.owner === relationship ? join.sourceColumn : join.destinationColumn
-                    let theirs = join.owner === relationship ? join.destinationColumn : join.sourceColumn
+                    let (mine, theirs) = join.columns(from: relationship)
                     value = summed == nil
                         ? "(SELECT COUNT(*) FROM \(join.name) j WHERE j.\(mine) = \(table).Z_PK)"
                         : "(SELECT \(aggregate) FROM \(join.name) j JOIN \(destination) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) = \(table).Z_PK)"
@@ -234,7 +233,5 @@ struct SQLiteDerivedAttributes {
         func update(where rows: String?) -> String {
             "UPDATE \(table) SET \(column) = \(value) WHERE \(entityFilter)\(rows.map { " AND \($0)" } ?? "")"
         }
-
-        func triggers() -> [(event: String, rows: String)] { dependencies }
     }
 }

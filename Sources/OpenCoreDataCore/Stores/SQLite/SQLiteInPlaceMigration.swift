@@ -187,7 +187,7 @@ struct SQLiteInPlaceMigration {
             return "SELECT \(column) AS s, Z_PK AS d, \(order) AS o FROM \(targetMapping.tableName) WHERE Z_ENT IN (\(Self.list(targetMapping))) AND \(column) IS NOT NULL"
         }
         guard let join = source.joinTable(for: relationship) else { return nil }
-        let (s, d) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+        let (s, d) = join.columns(from: relationship)
         return "SELECT \(s) AS s, \(d) AS d, \(join.orderColumn ?? d) AS o FROM \(join.name)"
     }
 

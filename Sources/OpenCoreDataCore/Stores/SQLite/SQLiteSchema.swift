@@ -41,6 +41,12 @@ final class SQLiteSchema {
         let orderColumn: String?
         /// The relationship that owns the table.
         let owner: NSRelationshipDescription
+
+        /// The columns seen from one side of the relationship: `mine` holds the `Z_PK` of that
+        /// relationship's source, `theirs` the `Z_PK` of its destination.
+        func columns(from relationship: NSRelationshipDescription) -> (mine: String, theirs: String) {
+            owner === relationship ? (sourceColumn, destinationColumn) : (destinationColumn, sourceColumn)
+        }
     }
 
     private(set) var mappings: [ObjectIdentifier: EntityMapping] = [:]

@@ -59,9 +59,7 @@ extension SQLiteStore {
         configuration.busyMode = .timeout(10)
         configuration.label = "OpenCoreData.Migration"
         // A migration recomputes derived attributes with the functions their triggers call.
-        configuration.prepareDatabase { db in
-            for function in SQLiteDerivedAttributes.functions { db.add(function: function) }
-        }
+        configuration.prepareDatabase { db in SQLiteDerivedAttributes.registerFunctions(db) }
         do {
             return try DatabaseQueue(path: url.path, configuration: configuration)
         } catch {

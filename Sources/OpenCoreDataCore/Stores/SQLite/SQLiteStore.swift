@@ -82,7 +82,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         configuration.prepareDatabase { db in
             for pragma in pragmas { try db.execute(sql: pragma) }
             db.add(function: SQLPredicateFunctions.match)
-            for function in SQLiteDerivedAttributes.functions { db.add(function: function) }
+            SQLiteDerivedAttributes.registerFunctions(db)
             for (name, compare) in SQLiteCollations.all {
                 db.add(collation: DatabaseCollation(name) { lhs, rhs in compare(lhs, rhs) })
             }
@@ -115,10 +115,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_PRIMARYKEY table).", url: url)
             }
             let metadata = try readMetadata(db, url: url)
-            var numbers: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-                if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
-            }
+            let numbers = try SQLiteStoredTables.entityNumbers(db)
             try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
             return (numbers, metadata)
         }
@@ -194,7 +191,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if hashesMatch && Set(storeHashes.keys) == modelNames { return }
         let writtenHere = metadata[openCoreDataMarkerKey] != nil
         if !writtenHere {
-            let missing = try schemaFit(db, entities: entities, numbers: numbers).missing
+            let missing = try SQLiteStoredTables(db, numbers: numbers).fit(entities).missing
             if missing.isEmpty { return }
             throw CoreDataError.make(.incompatibleVersionHash,
                 "The model used to open the store is incompatible with the one used to create the store at \(url.path): missing \(missing.joined(separator: "; ")).",
@@ -209,51 +206,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     static let openCoreDataMarkerKey = "OpenCoreDataStoreVersion"
 
-    /// How a store's tables fit a model's entities: what the model needs that the file lacks
-    /// (entities in `Z_PRIMARYKEY`, tables, columns), and the property columns the file has that
-    /// the model would not make. Columns named `Z_…` or `Z` and a digit are Core Data's own
-    /// bookkeeping and never count as extra.
-    static func schemaFit(_ db: Database, entities: [NSEntityDescription], numbers: [String: Int]) throws -> (missing: [String], extra: [String]) {
-        let modelNames = Set(entities.compactMap(\.name))
-        guard modelNames.isSubset(of: Set(numbers.keys)) else {
-            return (["entities \(modelNames.subtracting(numbers.keys).sorted().joined(separator: ", "))"], [])
-        }
-        var missing: [String] = []
-        var extra: [String] = []
-        for (table, columns) in SQLiteSchema(entities: entities, storedNumbers: numbers).expectedColumns().sorted(by: { $0.key < $1.key }) {
-            guard try db.tableExists(table) else { missing.append("table \(table)"); continue }
-            let present = Set(try db.columns(in: table).map { $0.name.uppercased() })
-            let expected = Set(columns.map { $0.uppercased() })
-            let absent = expected.subtracting(present)
-            if !absent.isEmpty { missing.append("columns \(absent.sorted().joined(separator: ", ")) of \(table)") }
-            let unexpected = present.subtracting(expected).filter { name in
-                let afterZ = name.dropFirst().first
-                return !(name.hasPrefix("Z_") || (name.hasPrefix("Z") && afterZ?.isNumber == true))
-            }
-            if !unexpected.isEmpty { extra.append("columns \(unexpected.sorted().joined(separator: ", ")) of \(table)") }
-        }
-        return (missing, extra)
-    }
-
-    /// Whether a model is exactly the one a store written by another Core Data implementation
-    /// (Apple's) was made with, as far as the file shows: the same entity names as the store's
-    /// version hashes, every table and column the model makes present, and no property column the
-    /// model would not make. (Such a store's hashes are computed in a way no model here can
-    /// reproduce, so its schema is what identifies its model version.)
-    static func schemaDescribes(_ model: NSManagedObjectModel, configuration: String?, storeAt url: URL, metadata: [String: Any]) -> Bool {
-        model.freeze()
-        let entities = model.entities(forConfigurationName: configuration) ?? model.entities
-        guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data],
-              Set(hashes.keys) == Set(entities.compactMap(\.name)) else { return false }
-        let fit = try? inspect(url) { db in
-            var numbers: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-                if let name: String = row["Z_NAME"], let number: Int = row["Z_ENT"] { numbers[name] = number }
-            }
-            return try schemaFit(db, entities: entities, numbers: numbers)
-        }
-        guard let fit else { return false }
-        return fit.missing.isEmpty && fit.extra.isEmpty
+    /// The schema of the store file at `url` (read-only; see `SQLiteStoredTables`).
+    static func storedTables(at url: URL) throws -> SQLiteStoredTables {
+        try inspect(url) { db in try SQLiteStoredTables(db) }
     }
 
     private func createStore() throws {
@@ -679,7 +634,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let keys = objectIDs.map { String($0.primaryKey) }.joined(separator: ",")
         let sql: String
         if let join = schema.joinTable(for: relationship) {
-            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let (mine, theirs) = join.columns(from: relationship)
             let order = join.orderColumn.map { ", j.\($0)" } ?? ""
             sql = "SELECT j.\(mine), t.Z_PK, t.Z_ENT FROM \(join.name) j JOIN \(destinationMapping.tableName) t ON t.Z_PK = j.\(theirs) WHERE j.\(mine) IN (\(keys)) ORDER BY j.\(mine)\(order)"
         } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
@@ -706,7 +661,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination) else { return [] }
         let sql: String
         if let join = schema.joinTable(for: relationship) {
-            let (mine, theirs) = join.owner === relationship ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let (mine, theirs) = join.columns(from: relationship)
             let order = join.orderColumn.map { " ORDER BY j.\($0)" } ?? ""
             sql = "SELECT t.Z_PK, t.Z_ENT FROM \(join.name) j JOIN \(destinationMapping.tableName) t ON t.Z_PK = j.\(theirs) WHERE j.\(mine) = ?\(order)"
         } else if let inverse = relationship.inverseRelationship, let column = destinationMapping.columnsBySlot[inverse.slot] {
@@ -848,26 +803,29 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
             properties = slots.map { entity.frozenProperties[$0] }
             let rowParameters = "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-            insertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES \(rowParameters)"
+            func insert(rows: Int) -> String {
+                "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES \(Array(repeating: rowParameters, count: rows).joined(separator: ", "))"
+            }
             rowsPerInsert = max(1, min(Self.rowsPerInsertLimit, Self.parametersPerStatementLimit / columns.count))
-            multiRowInsertSQL = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES \(Array(repeating: rowParameters, count: rowsPerInsert).joined(separator: ", "))"
+            insertSQL = insert(rows: 1)
+            multiRowInsertSQL = insert(rows: rowsPerInsert)
             updateSQL = "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
             kinds = properties.map(SQLiteValueCoding.ColumnKind.init)
             entityNumber = Int64(mapping.number)
         }
 
-        func preparedInsert(_ db: Database) throws -> OpaquePointer {
-            if let insertStatement { return insertStatement.sqliteStatement }
-            let statement = try db.makeStatement(sql: insertSQL)
-            insertStatement = statement
+        /// The handle of a statement prepared on first use and kept in `cache`.
+        private static func prepared(_ cache: inout Statement?, _ sql: String, _ db: Database) throws -> OpaquePointer {
+            if let cache { return cache.sqliteStatement }
+            let statement = try db.makeStatement(sql: sql)
+            cache = statement
             return statement.sqliteStatement
         }
 
-        func preparedMultiRowInsert(_ db: Database) throws -> OpaquePointer {
-            if let multiRowInsertStatement { return multiRowInsertStatement.sqliteStatement }
-            let statement = try db.makeStatement(sql: multiRowInsertSQL)
-            multiRowInsertStatement = statement
-            return statement.sqliteStatement
+        /// The INSERT of `rows` rows: 1 or `rowsPerInsert`, with its SQL (for the log).
+        func preparedInsert(rows: Int, _ db: Database) throws -> (handle: OpaquePointer, sql: String) {
+            rows == 1 ? (try Self.prepared(&insertStatement, insertSQL, db), insertSQL)
+                      : (try Self.prepared(&multiRowInsertStatement, multiRowInsertSQL, db), multiRowInsertSQL)
         }
 
         /// Binds one row of an INSERT: its primary key, entity number and first version, then its
@@ -880,10 +838,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
 
         func preparedUpdate(_ db: Database) throws -> OpaquePointer {
-            if let updateStatement { return updateStatement.sqliteStatement }
-            let statement = try db.makeStatement(sql: updateSQL)
-            updateStatement = statement
-            return statement.sqliteStatement
+            try Self.prepared(&updateStatement, updateSQL, db)
         }
 
         /// Binds a row's column values to parameters `first`, `first + 1`, … of a statement.
@@ -949,27 +904,17 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func insertRows(of entity: NSEntityDescription, count: Int, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?,
                     row: (Int) -> (primaryKey: Int64, values: SlotValues)) throws {
         let plan = writePlan(for: entity)
-        let perStatement = plan.rowsPerInsert
         let parametersPerRow = Int32(plan.slots.count + 3)
         var next = 0
-        if perStatement > 1, count >= perStatement {
-            let handle = try plan.preparedMultiRowInsert(db)
-            while count - next >= perStatement {
-                for offset in 0..<perStatement {
-                    let (key, values) = row(next + offset)
-                    plan.bindInsertedRow(primaryKey: key, values: values, to: handle, from: Int32(offset) * parametersPerRow + 1, primaryKeyOf: primaryKey)
-                }
-                try run(handle, db, sql: plan.multiRowInsertSQL)
-                next += perStatement
-            }
-        }
-        guard next < count else { return }
-        let handle = try plan.preparedInsert(db)
         while next < count {
-            let (key, values) = row(next)
-            plan.bindInsertedRow(primaryKey: key, values: values, to: handle, from: 1, primaryKeyOf: primaryKey)
-            try run(handle, db, sql: plan.insertSQL)
-            next += 1
+            let rows = count - next >= plan.rowsPerInsert ? plan.rowsPerInsert : 1
+            let (handle, sql) = try plan.preparedInsert(rows: rows, db)
+            for offset in 0..<rows {
+                let (key, values) = row(next + offset)
+                plan.bindInsertedRow(primaryKey: key, values: values, to: handle, from: Int32(offset) * parametersPerRow + 1, primaryKeyOf: primaryKey)
+            }
+            try run(handle, db, sql: sql)
+            next += rows
         }
     }
 
@@ -990,8 +935,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try db.execute(sql: "DELETE FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
         for relationship in record.entity.frozenRelationships {
             guard let join = schema.joinTable(for: relationship) else { continue }
-            let column = join.owner === relationship ? join.sourceColumn : join.destinationColumn
-            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(column) = ?", arguments: [record.objectID.primaryKey])
+            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.columns(from: relationship).mine) = ?", arguments: [record.objectID.primaryKey])
         }
     }
 
@@ -1001,8 +945,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for (slot, members) in record.toMany {
             guard let relationship = properties[slot] as? NSRelationshipDescription else { continue }
             if let join = schema.joinTable(for: relationship) {
-                let mine = join.owner === relationship ? join.sourceColumn : join.destinationColumn
-                let theirs = join.owner === relationship ? join.destinationColumn : join.sourceColumn
+                let (mine, theirs) = join.columns(from: relationship)
                 try db.execute(sql: "DELETE FROM \(join.name) WHERE \(mine) = ?", arguments: [ownPK])
                 let orderColumn = join.owner === relationship ? join.orderColumn : nil
                 let sql = "INSERT OR IGNORE INTO \(join.name) (\(mine), \(theirs)\(orderColumn.map { ", \($0)" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))"
