@@ -80,6 +80,10 @@ struct ManagedObjectList: Sequence {
     var isEmpty: Bool { count == 0 }
     /// Exact, so collections built from the list (the notifications' sets) allocate once.
     var underestimatedCount: Int { count }
+    /// The first object in insertion order.
+    var first: NSManagedObject? { objects.first { $0 != nil } ?? nil }
+    /// The last object in insertion order.
+    var last: NSManagedObject? { objects.last { $0 != nil } ?? nil }
     /// The objects in insertion order.
     var elements: [NSManagedObject] {
         if count == objects.count { return objects.map { $0.unsafelyUnwrapped } }

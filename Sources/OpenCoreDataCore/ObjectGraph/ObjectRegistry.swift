@@ -298,6 +298,18 @@ final class ObjectRegistry {
         for run in runs { objects.append(contentsOf: run.slots.lazy.compactMap { $0 }) }
     }
 
+    /// Empties the registry, releasing the objects it alone keeps alive in memory order: the
+    /// map's sorted by address (see `FastHashMap`), the dense arrays' as they lie, in key order,
+    /// which is the order a save or a fetch made them in (no array of them, no retains).
+    func removeAll() {
+        var objects = map.removeAllValues()
+        objects.sortByAddress()
+        objects.removeAll()
+        forgetTemporaries()
+        runs = []
+        runObjectCount = 0
+    }
+
     /// Empties the registry and returns its objects in address order (see `FastHashMap`).
     func removeAllValuesInAddressOrder() -> [NSManagedObject] {
         var objects = map.removeAllValues()
