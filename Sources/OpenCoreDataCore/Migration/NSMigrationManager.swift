@@ -37,6 +37,8 @@ open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
     /// Destination instances in creation order, by mapping name.
     private var created: [String: [NSManagedObject]] = [:]
     private var cancellation: Error?
+    /// The stores the source instances are read from, during a migration.
+    private var sourceStores: [NSPersistentStore]?
 
     /// Creates a manager for migrating stores of the source model to the destination model.
     public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
@@ -56,9 +58,6 @@ open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
                            destinationOptions dOptions: [AnyHashable: Any]? = nil) throws {
         reset()
         mappingModel = try mappings ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
-        mappingModel.resolveGeneratedExpressions(source: sourceModel, destination: destinationModel)
-        progress = Progress(totalUnitCount: 0)
-
         let sourceCoordinator = NSPersistentStoreCoordinator(managedObjectModel: sourceModel)
         var readOptions = sOptions ?? [:]
         readOptions[NSReadOnlyPersistentStoreOption] = true
@@ -71,30 +70,74 @@ open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
                                      url: sourceURL, userInfo: [NSUnderlyingErrorKey: error])
         }
         defer { try? sourceCoordinator.remove(sourceStore) }
+        _ = try migrate(reading: sourceStore, of: sourceCoordinator, into: dURL, type: dStoreType, options: dOptions,
+                        configuration: nil, metadata: nil, keepingOpen: false)
+    }
+
+    /// Copies every object of `source`, a store added to `coordinator`, into a new store of
+    /// `type` at `url`, relationships included, through the inferred mapping of the model onto
+    /// itself: what `NSPersistentStoreCoordinator.migratePersistentStore` does. The new store
+    /// takes `source`'s configuration and the metadata keys its own metadata lacks. An atomic
+    /// (in-memory or binary) copy is handed back open, detached from the coordinator it was made
+    /// on: its objects live in it (an in-memory store's alone, and an empty binary store has no
+    /// file until its first save). A SQLite copy is closed, and nil returned, for the caller to
+    /// add it.
+    func copyStore(_ source: NSPersistentStore, of coordinator: NSPersistentStoreCoordinator, to url: URL, type: String,
+                   options: [AnyHashable: Any]?) throws -> NSPersistentStore? {
+        reset()
+        mappingModel = try NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
+        return try migrate(reading: source, of: coordinator, into: url, type: type, options: options,
+                           configuration: source.configurationName, metadata: source.metadata,
+                           keepingOpen: type == NSInMemoryStoreType || type == NSBinaryStoreType)
+    }
+
+    /// Runs `mappingModel` from `sourceStore` (of `sourceCoordinator`) into a new store made on a
+    /// coordinator of its own, and saves it. `metadata` keys the new store's metadata lacks are
+    /// added to it. With `keepingOpen`, the new store is detached from that
+    /// coordinator and returned open; otherwise it is closed and nil returned. On any failure the
+    /// destination files this created are removed and the error thrown.
+    private func migrate(reading sourceStore: NSPersistentStore, of sourceCoordinator: NSPersistentStoreCoordinator, into dURL: URL, type dStoreType: String,
+                         options dOptions: [AnyHashable: Any]?, configuration: String?, metadata: [String: Any]?, keepingOpen: Bool) throws -> NSPersistentStore? {
+        mappingModel.resolveGeneratedExpressions(source: sourceModel, destination: destinationModel)
+        progress = Progress(totalUnitCount: 0)
+        sourceStores = [sourceStore]
         let destinationExisted = FileManager.default.fileExists(atPath: dURL.path)
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
         var destinationStore: NSPersistentStore?
+        defer {
+            sourceContext = nil
+            destinationContext = nil
+            sourceStores = nil
+        }
         do {
-            destinationStore = try destinationCoordinator.addPersistentStore(ofType: dStoreType, configurationName: nil, at: dURL, options: dOptions)
+            let store = try destinationCoordinator.addPersistentStore(ofType: dStoreType, configurationName: configuration, at: dURL, options: dOptions)
+            destinationStore = store
+            let mergedMetadata = metadata.map { metadata in store.metadata.map { $0.merging(metadata) { own, _ in own } } ?? metadata }
+            // A store kept open writes its metadata with its saves (an atomic store writes
+            // nothing until one); a SQLite file gets it written below.
+            if keepingOpen, let mergedMetadata { destinationCoordinator.setMetadata(mergedMetadata, for: store) }
             sourceContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
             sourceContext.persistentStoreCoordinator = sourceCoordinator
             destinationContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
             destinationContext.persistentStoreCoordinator = destinationCoordinator
             destinationContext.undoManager = nil
             try runMappings()
-            try destinationCoordinator.remove(destinationStore!)
+            if keepingOpen {
+                destinationCoordinator.detach(store)
+                return store
+            }
+            try destinationCoordinator.remove(store)
             destinationStore = nil
+            // Written to the file itself: a save with no objects writes nothing.
+            if let mergedMetadata { try NSPersistentStoreCoordinator.setMetadata(mergedMetadata, forPersistentStoreOfType: dStoreType, at: dURL) }
+            return nil
         } catch {
             if let destinationStore { try? destinationCoordinator.remove(destinationStore) }
             if !destinationExisted, dStoreType != NSInMemoryStoreType {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dURL.path + suffix) }
             }
-            sourceContext = nil
-            destinationContext = nil
-            throw Self.migrationError(error, url: sourceURL)
+            throw Self.migrationError(error, url: sourceStore.url ?? dURL)
         }
-        sourceContext = nil
-        destinationContext = nil
     }
 
     /// Errors keep their Core Data code when they have one in the migration range; others (a
@@ -167,6 +210,7 @@ open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
         request.includesSubentities = false
         request.predicate = mapping.sourceFilterPredicate
         request.returnsObjectsAsFaults = false
+        request.affectedStores = sourceStores
         return try sourceContext.fetch(request)
     }
 

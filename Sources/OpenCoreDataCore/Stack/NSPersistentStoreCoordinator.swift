@@ -9,7 +9,9 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
     public let managedObjectModel: NSManagedObjectModel
     /// A name shown in logs.
     public var name: String?
-    private var stores: [NSPersistentStore] = []
+    /// The stores, in the order they were added; changed only under the lock (internal for the
+    /// extensions in other files, which read it under the lock).
+    private(set) var stores: [NSPersistentStore] = []
     private let lock = NSRecursiveLock()
     private var rootContexts: [WeakContext] = []
 
@@ -112,6 +114,25 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             stores.removeAll { $0 === store }
             store.close()
             store.persistentStoreCoordinator = nil
+        }
+    }
+
+    /// Takes an open store out of the coordinator without closing it, to be attached to another
+    /// (see `migratePersistentStore`).
+    func detach(_ store: NSPersistentStore) {
+        withLock {
+            stores.removeAll { $0 === store }
+            store.persistentStoreCoordinator = nil
+        }
+    }
+
+    /// Adds an open store detached from another coordinator of the same model.
+    func attach(_ store: NSPersistentStore) throws {
+        try withLock {
+            store.persistentStoreCoordinator = self
+            try store.didAdd(to: self)
+            PersistentStoreRegistry.register(store)
+            stores.append(store)
         }
     }
 

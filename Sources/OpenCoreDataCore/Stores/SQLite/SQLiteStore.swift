@@ -297,6 +297,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         database = nil
         Self.removeEmptySideFiles(sideFilesCreatedByReading)
         sideFilesCreatedByReading = []
+        // A store opened again (`setURL(_:for:)`) starts a new session.
+        derivedAttributesInstalled.withLock { $0 = false }
     }
 
     // MARK: Errors
