@@ -89,6 +89,14 @@ enum StoreMigrator {
 }
 
 extension NSPersistentStoreCoordinator {
+    /// Finishes the lightweight migration work deferred with
+    /// `NSPersistentStoreDeferredLightweightMigrationOptionKey`. Migrations here finish as the store
+    /// is added, so nothing is ever deferred and there is nothing to do.
+    public func finishDeferredLightweightMigration() throws {}
+
+    /// The same as `finishDeferredLightweightMigration()`, for a background task's time slice.
+    public func finishDeferredLightweightMigrationTask() throws {}
+
     /// Replaces the store file at `destinationURL` with a copy of the store at `sourceURL` (a
     /// migrated store, say). The copy is made beside the destination and renamed over it, so the
     /// destination is either the old store or the new one, never a mix.

@@ -18,19 +18,6 @@ public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
 /// Metadata key: the Core Data framework version that wrote the store.
 public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
 
-/// Option: open the store read-only.
-public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
-/// Option: migrate the store automatically when its model changed.
-public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
-/// Option: infer the mapping model for automatic migration.
-public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
-/// Option: SQLite pragmas, as a dictionary of names to values.
-public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
-/// Option: track persistent history.
-public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
-/// Option: post remote-change notifications.
-public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
-
 /// A place objects are kept: a SQLite file, memory, or a binary file.
 ///
 /// Subclasses implement the internal engine methods; users get stores from a coordinator.

@@ -61,22 +61,3 @@ extension SQLiteStore {
         return (transactions, 0)
     }
 }
-
-/// Reading store options given as `Bool` or `NSNumber`.
-enum StoreOptions {
-    /// Whether an option value means "on".
-    static func flag(_ value: Any?) -> Bool {
-        if let bool = value as? Bool { return bool }
-        if let number = value as? NSNumber { return number.boolValue }
-        if let string = value as? String { return ["1", "YES", "TRUE"].contains(string.uppercased()) }
-        return false
-    }
-
-    /// An option value as a number of seconds.
-    static func seconds(_ value: Any?) -> TimeInterval? {
-        if let double = value as? Double { return double }
-        if let number = value as? NSNumber { return number.doubleValue }
-        if let int = value as? Int { return TimeInterval(int) }
-        return nil
-    }
-}

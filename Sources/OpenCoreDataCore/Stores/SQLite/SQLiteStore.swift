@@ -43,6 +43,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try createStore()
         }
         identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+        try runMaintenanceAskedFor()
         if Self.wantsHistory(options) {
             let history = SQLiteHistory(schema: schema)
             if !isReadOnly { try write { db in try history.createTables(db) } }
@@ -51,6 +52,22 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override var tracksHistory: Bool { history != nil }
+
+    /// `NSSQLiteManualVacuumOption` and `NSSQLiteAnalyzeOption`: the maintenance the options ask
+    /// for as the store is added (a writable store only; both change the file, as asked).
+    private func runMaintenanceAskedFor() throws {
+        guard !isReadOnly, let url else { return }
+        do {
+            if StoreOptions.flag(options?[NSSQLiteManualVacuumOption]) {
+                try database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
+            }
+            if StoreOptions.flag(options?[NSSQLiteAnalyzeOption]) {
+                try database.writeWithoutTransaction { try $0.execute(sql: "ANALYZE") }
+            }
+        } catch {
+            throw Self.translate(error, url: url, during: .opening)
+        }
+    }
 
     /// Starts the remote change watcher when the store was added with
     /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
@@ -76,7 +93,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var configuration = Configuration()
         configuration.readonly = isReadOnly
         configuration.journalMode = isReadOnly ? .default : .wal
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? 10)
         configuration.label = "OpenCoreData.SQLiteStore"
         let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
         configuration.prepareDatabase { db in
