@@ -920,6 +920,28 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
 
     // MARK: IDs
 
+    /// Chooses the store a newly inserted object is saved in, when several of the coordinator's
+    /// stores hold its entity (without a choice it goes to the first store that does). The choice
+    /// goes with the object through parent contexts, and `obtainPermanentIDs(for:)` honours it.
+    ///
+    /// Traps, as Apple's framework raises, for an object that isn't a managed object inserted in
+    /// this context and not yet saved, and for a store of another coordinator or one whose
+    /// configuration doesn't include the object's entity.
+    public func assign(_ object: Any, to store: NSPersistentStore) {
+        guard let object = object as? NSManagedObject else {
+            preconditionFailure("assign(_:to:) takes a managed object; got \(type(of: object)).")
+        }
+        precondition(object.managedObjectContext === self && object.insertedFlag,
+                     "assign(_:to:): \(object.objectID) is not an object inserted in this context.")
+        precondition(object.objectID.isTemporaryID,
+                     "assign(_:to:): \(object.objectID) already has its store (obtainPermanentIDs); an object can't move to another.")
+        precondition(persistentStoreCoordinator?.persistentStores.contains { $0 === store } == true,
+                     "assign(_:to:): the store is not one of this context's coordinator's stores.")
+        precondition(store.holds(object.entity),
+                     "assign(_:to:): the store's configuration \(store.configurationName) doesn't include the entity \(object.entity.name ?? "?").")
+        object.objectID.assignedStoreNumber = PersistentStoreRegistry.number(for: store.identifier)
+    }
+
     /// Gives inserted objects permanent IDs now, before they are saved.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         guard let coordinator = persistentStoreCoordinator else { return }

@@ -11,6 +11,10 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     @exclusivity(unchecked) final private(set) var storeIdentifier: String?
     /// The identity as a small value: what contexts key their registered objects by.
     @exclusivity(unchecked) final private(set) var key: ObjectKey
+    /// For a temporary ID: the number (`NSPersistentStore.storeNumber`) of the store that
+    /// `NSManagedObjectContext.assign(_:to:)` chose for the object, 0 for none (the coordinator's
+    /// first store that holds the entity). Set only before the object is saved.
+    @exclusivity(unchecked) final var assignedStoreNumber = 0
 
     private static let temporaryCounter = LockedValue<Int64>(0)
 

@@ -199,14 +199,18 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
 
     func store(for objectID: NSManagedObjectID) -> NSPersistentStore? {
         if let identifier = objectID.storeIdentifier { return stores.first { $0.identifier == identifier } }
+        if objectID.assignedStoreNumber != 0 { return stores.first { $0.storeNumber == objectID.assignedStoreNumber } }
         return store(for: objectID.entity)
     }
 
     func obtainPermanentIDs(for ids: [NSManagedObjectID]) throws -> PermanentIDs {
         try withLock {
             var mapping: PermanentIDs = [:]
-            for (entity, group) in Dictionary(grouping: ids, by: { ObjectIdentifier($0.entity) }).map({ ($0.value[0].entity, $0.value) }) {
-                guard let store = store(for: entity) else { throw noStore(for: entity) }
+            // By entity and store: an object `assign(_:to:)` put in a store takes its key there.
+            let groups = Dictionary(grouping: ids) { [ObjectIdentifier($0.entity), store(for: $0).map(ObjectIdentifier.init)] }
+            for group in groups.values {
+                let entity = group[0].entity
+                guard let store = store(for: group[0]) else { throw noStore(for: entity) }
                 let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
                 for (id, key) in zip(group, keys) { mapping.assign(primaryKey: key, of: entity, in: store.objectIDFactory, to: id.key) }
             }
@@ -293,9 +297,11 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             var cachedIdentifierIndex = 0
             func target(of record: SaveRecord) throws -> Int {
                 let identifier = record.objectID.storeIdentifier
+                // An object assigned to a store (`assign(_:to:)`) goes there, not to the entity's.
+                let assigned = record.objectID.assignedStoreNumber != 0
                 if let identifier {
                     if identifier == cachedIdentifier { return cachedIdentifierIndex }
-                } else if record.entity === cachedEntity {
+                } else if !assigned, record.entity === cachedEntity {
                     return cachedEntityIndex
                 }
                 guard let store = store(for: record.objectID) else { throw noStore(for: record.entity) }
@@ -312,7 +318,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
                 if let identifier {
                     cachedIdentifier = identifier
                     cachedIdentifierIndex = index
-                } else {
+                } else if !assigned {
                     cachedEntity = record.entity
                     cachedEntityIndex = index
                 }

@@ -187,7 +187,9 @@ enum PersistentStoreRegistry {
         init(_ store: NSPersistentStore) { self.store = store }
     }
 
-    private static let stores = LockedValue<[String: WeakStore]>([:])
+    /// By identifier, the open stores with that identifier in the order they were added: several
+    /// coordinators may have the same file open.
+    private static let stores = LockedValue<[String: [WeakStore]]>([:])
     private static let numbers = LockedValue<[String: Int]>([:])
 
     /// A process-wide number for a store identifier (the same identifier always gets the same number).
@@ -200,12 +202,20 @@ enum PersistentStoreRegistry {
         }
     }
 
+    /// Records an added store (once; stores gone or removed from their coordinator are dropped).
     static func register(_ store: NSPersistentStore) {
         guard let identifier = store.identifier else { return }
-        stores.withLock { $0[identifier] = WeakStore(store) }
+        stores.withLock { stores in
+            var entries = (stores[identifier] ?? []).filter { $0.store.map { $0 !== store && $0.persistentStoreCoordinator != nil } ?? false }
+            entries.append(WeakStore(store))
+            stores[identifier] = entries
+        }
     }
 
+    /// The most recently added store with an identifier that is still open in a coordinator.
     static func store(withIdentifier identifier: String) -> NSPersistentStore? {
-        stores.withLock { $0[identifier]?.store }
+        stores.withLock { stores in
+            stores[identifier]?.reversed().lazy.compactMap(\.store).first { $0.persistentStoreCoordinator != nil }
+        }
     }
 }
