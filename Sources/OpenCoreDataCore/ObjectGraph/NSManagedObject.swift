@@ -496,10 +496,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     // MARK: Lifecycle hooks
 
+    /// Whether changes to properties the model doesn't describe leave the object unchanged in its
+    /// context. Linux has no key-value observing, so such changes never reach the context here,
+    /// whatever a subclass answers.
+    open class var contextShouldIgnoreUnmodeledPropertyChanges: Bool { true }
+
     /// Called once when the object is first inserted into a context.
     open func awakeFromInsert() {}
     /// Called when a fetched object's values are first loaded.
     open func awakeFromFetch() {}
+    /// Called after the object's values were set again from a snapshot: by undo or redo, a
+    /// rollback, `refresh(_:mergeChanges: true)` or a merge policy resolving a conflict at save
+    /// (`flags` says which). Where to recompute what is derived from persistent properties.
+    open func awake(fromSnapshotEvents flags: NSSnapshotEventType) {}
     /// Called before the object is saved.
     open func willSave() {}
     /// Called after the object is saved.

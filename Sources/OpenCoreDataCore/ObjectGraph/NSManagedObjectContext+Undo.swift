@@ -71,6 +71,7 @@ extension NSManagedObjectContext {
     /// Restores one object's values, change flags and registration.
     private func restore(_ snapshot: ObjectSnapshot) {
         let object = snapshot.object
+        let (wasInserted, wasDeleted) = (object.insertedFlag, object.deletedFlag)
         if snapshot.values.count == object.entity.slotKeys.count {
             if object.values.count != snapshot.values.count { object.allocateStorage() }
             for (slot, value) in snapshot.values.enumerated() {
@@ -114,6 +115,14 @@ extension NSManagedObjectContext {
         } else {
             pendingUpdated.append(object)
         }
+        let event: NSSnapshotEventType = if wasInserted != state.isInserted {
+            .undoInsertion
+        } else if wasDeleted != state.isDeleted {
+            .undoDeletion
+        } else {
+            .undoUpdate
+        }
+        object.awake(fromSnapshotEvents: event)
     }
 
     /// The flags an object gets when a save happened since its snapshot: whether it should exist,

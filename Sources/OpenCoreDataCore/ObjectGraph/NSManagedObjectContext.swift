@@ -752,7 +752,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             object.insertedFlag = false
             object.managedObjectContext = nil
         }
-        for object in updated.elements + deleted.elements {
+        let restored = updated.elements + deleted.elements
+        for object in restored {
             object.updatedFlag = false
             object.deletedFlag = false
             restoreCommitted(object)
@@ -766,6 +767,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             }
         }
         clearChangeTracking()
+        for object in restored where !object.faultFlag { object.awake(fromSnapshotEvents: .rollback) }
     }
 
     private func restoreCommitted(_ object: NSManagedObject) {
@@ -803,6 +805,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
                 withoutUndoRecording {
                     for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
                 }
+                object.awake(fromSnapshotEvents: .refresh)
             }
         } else {
             if object.updatedFlag { updated.remove(object); object.updatedFlag = false }

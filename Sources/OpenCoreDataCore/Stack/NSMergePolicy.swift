@@ -115,6 +115,7 @@ open class NSMergePolicy: @unchecked Sendable {
         object.committedValues = object.slotValues(from: persisted)
         object.storeVersion = Int64(conflict.newVersionNumber)
         if mergeType == .rollbackMergePolicyType { context.forgetChanges(of: object) }
+        object.awake(fromSnapshotEvents: .mergePolicy)
     }
 
     /// Whether a property takes the store's value under this policy.
