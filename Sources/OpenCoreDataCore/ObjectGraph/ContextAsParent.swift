@@ -65,6 +65,8 @@ final class ContextAsParent: ParentStore {
                 for record in changes.inserted { context.adoptInsertedFromChild(record) }
                 for record in changes.inserted + changes.updated { apply(record) }
                 for record in changes.deleted { context.delete(context.object(with: record.objectID)) }
+                // The child's conflict checks become the parent's, for its save to the store.
+                for record in changes.checked { context.detectConflicts(for: context.object(with: record.objectID)) }
             }
             context.processPendingChanges()
         }

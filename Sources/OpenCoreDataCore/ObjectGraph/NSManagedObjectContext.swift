@@ -64,6 +64,8 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
     /// held all of them, with `inserted.version` then: the did-save notification posts the same
     /// set when nothing was inserted or removed since (building a set of many objects is costly).
     private var notifiedInsertedSet: (version: Int, set: Set<NSManagedObject>)?
+    /// The objects `detectConflicts(for:)` marked for the next save, by identity.
+    private var objectsToCheckForConflicts: [ObjectIdentifier: NSManagedObject] = [:]
 
     /// Records the context's changes for undo; nil (the default, as in Core Data) records nothing.
     ///
@@ -605,6 +607,9 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         changes.inserted = inserted.map { record(for: $0) }
         changes.updated = updated.map { record(for: $0) }
         changes.deleted = deleted.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
+        // Changed and deleted objects are checked anyway, and new ones have no stored version.
+        changes.checked = objectsToCheckForConflicts.values.filter { $0.managedObjectContext === self && !$0.hasChanges && !$0.objectID.isTemporaryID }
+            .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }
         changes.author = transactionAuthor
         changes.contextName = name
         if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
@@ -730,9 +735,11 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         object.committedValues = committed
     }
 
-    /// Forgets the inserted, updated and deleted sets and the changes not yet notified.
+    /// Forgets the inserted, updated and deleted sets, the changes not yet notified and the
+    /// objects marked for conflict detection.
     private func clearChangeTracking() {
         notifiedInsertedSet = nil
+        objectsToCheckForConflicts = [:]
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
@@ -919,6 +926,20 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             guard let child = weak.context, child.automaticallyMergesChangesFromParent else { continue }
             child.parentDidSave(ids)
         }
+    }
+
+    // MARK: Conflicts
+
+    /// Makes the next save check an object it doesn't change: if the object changed or vanished
+    /// in the store since it was read, the save meets a conflict, which the merge policy resolves
+    /// or reports (133020 with the error policy), as for the objects it changes or deletes.
+    /// Optimistic locking for objects the save depends on without changing them. The mark lasts
+    /// until the next save succeeds, a rollback or a reset; objects not yet saved have nothing to
+    /// check.
+    public func detectConflicts(for object: NSManagedObject) {
+        precondition(object.managedObjectContext === self, "detectConflicts(for:): \(object.objectID) is not in this context.")
+        guard !object.objectID.isTemporaryID else { return }
+        objectsToCheckForConflicts[ObjectIdentifier(object)] = object
     }
 
     // MARK: IDs

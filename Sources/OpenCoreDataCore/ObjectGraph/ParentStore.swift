@@ -74,6 +74,10 @@ struct SaveChanges {
     var inserted: [SaveRecord] = []
     var updated: [SaveRecord] = []
     var deleted: [SaveRecord] = []
+    /// Unchanged objects the context asked to check (`detectConflicts(for:)`): the save fails
+    /// with a version conflict if one changed or vanished in the store since it was read. Only
+    /// their IDs, entities and versions are set; nothing of them is written.
+    var checked: [SaveRecord] = []
     /// The saving context's `transactionAuthor` and `name`, for persistent history.
     var author: String?
     var contextName: String?

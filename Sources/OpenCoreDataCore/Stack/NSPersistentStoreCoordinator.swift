@@ -327,6 +327,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             let insertedTargets = try changes.inserted.map(target)
             let updatedTargets = try changes.updated.map(target)
             let deletedTargets = try changes.deleted.map(target)
+            let checkedTargets = try changes.checked.map(target)
             // One store (the usual case): the changes go to it as they are.
             if targets.count == 1 { return try targets[0].save(changes) }
             var groups = Array(repeating: changes, count: targets.count)
@@ -334,6 +335,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
                 groups[index].inserted = zip(changes.inserted, insertedTargets).filter { $0.1 == index }.map(\.0)
                 groups[index].updated = zip(changes.updated, updatedTargets).filter { $0.1 == index }.map(\.0)
                 groups[index].deleted = zip(changes.deleted, deletedTargets).filter { $0.1 == index }.map(\.0)
+                groups[index].checked = zip(changes.checked, checkedTargets).filter { $0.1 == index }.map(\.0)
             }
             var mapping: PermanentIDs = [:]
             for (store, storeChanges) in zip(targets, groups) {

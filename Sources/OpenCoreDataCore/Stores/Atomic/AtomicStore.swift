@@ -303,7 +303,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
                 records[id] = Record(entity: record.entity, values: values, version: 1, toMany: toMany)
                 order.append(id)
             }
-            let conflicting = changes.updated.filter { records[$0.objectID]?.version != $0.version }
+            let conflicting = (changes.updated + changes.checked).filter { records[$0.objectID]?.version != $0.version }
             if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
             for record in changes.updated {
                 guard let existing = records[record.objectID] else { continue }

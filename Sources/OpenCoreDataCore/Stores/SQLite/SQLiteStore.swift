@@ -757,6 +757,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 runStart = runEnd
             }
             let conflicting = try changes.updated.filter { try !update(record: $0, db, primaryKey) }
+                + changes.checked.filter { try !hasVersion($0, db) }
             if !conflicting.isEmpty { throw StoreVersionConflicts(objectIDs: conflicting.map(\.objectID)) }
             for records in [changes.inserted, changes.updated] {
                 for index in records.indices where !records[index].toMany.isEmpty { try writeToMany(records[index], db, primaryKey) }
@@ -947,6 +948,13 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
         try run(handle, db, sql: plan.updateSQL)
         return db.changesCount > 0
+    }
+
+    /// Whether an object's row is still at the version it was read at (`detectConflicts(for:)`).
+    private func hasVersion(_ record: SaveRecord, _ db: Database) throws -> Bool {
+        guard let mapping = schema.mapping(for: record.entity) else { return false }
+        let version = try Int64.fetchOne(db, sql: "SELECT Z_OPT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [record.objectID.primaryKey])
+        return version == record.version
     }
 
     private func delete(_ record: SaveRecord, _ db: Database) throws {
