@@ -60,13 +60,16 @@ open class NSPersistentContainer: @unchecked Sendable {
     }
 
     /// Opens every described store, calling the handler once per store.
-    public func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
-        for description in persistentStoreDescriptions {
-            if let url = description.url, description.type != NSInMemoryStoreType {
-                try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            }
-            persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
+    open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        for description in persistentStoreDescriptions { loadStore(description, completionHandler: block) }
+    }
+
+    /// Opens one described store (making its directory), calling the handler with the outcome.
+    func loadStore(_ description: NSPersistentStoreDescription, completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        if let url = description.url, description.type != NSInMemoryStoreType {
+            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
+        persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
     }
 
     /// A new private-queue context on the coordinator.

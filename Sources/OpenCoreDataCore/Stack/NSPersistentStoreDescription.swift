@@ -15,8 +15,16 @@ open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConver
         get { (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false }
         set { options[NSReadOnlyPersistentStoreOption] = newValue }
     }
-    /// Seconds to wait for a locked SQLite file.
-    public var timeout: TimeInterval = 240
+    /// Seconds a SQLite store waits for another connection's lock on its file
+    /// (`NSPersistentStoreTimeoutOption`; 10 unless set).
+    public var timeout: TimeInterval {
+        get { StoreOptions.seconds(options[NSPersistentStoreTimeoutOption]) ?? 10 }
+        set { options[NSPersistentStoreTimeoutOption] = newValue }
+    }
+    /// The CloudKit container an `NSPersistentCloudKitContainer` would mirror the store to on
+    /// Apple's platforms. Linux has no CloudKit: the store stays local, and the container checks
+    /// the model against CloudKit's rules when it loads the store.
+    public var cloudKitContainerOptions: NSPersistentCloudKitContainerOptions?
     /// SQLite pragmas.
     public private(set) var sqlitePragmas: [String: Any] = [:]
     /// Whether the store is added on a background queue, its completion handler called there once
