@@ -134,7 +134,7 @@ open class NSMigrationManager: ExpressionFunctionTarget, @unchecked Sendable {
         } catch {
             if let destinationStore { try? destinationCoordinator.remove(destinationStore) }
             if !destinationExisted, dStoreType != NSInMemoryStoreType {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dURL.path + suffix) }
+                StoreFiles.remove(at: dURL)
             }
             throw Self.migrationError(error, url: sourceStore.url ?? dURL)
         }

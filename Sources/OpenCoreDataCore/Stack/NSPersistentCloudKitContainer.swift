@@ -76,7 +76,7 @@ enum CloudKitModelRules {
     /// What breaks the rules among the entities of a configuration (nil: all), one line each.
     static func violations(of model: NSManagedObjectModel, configuration: String?) -> [String] {
         var violations: [String] = []
-        for entity in model.entities(forConfigurationName: configuration) ?? model.entities {
+        for entity in entities(of: model, configuration: configuration) {
             let name = entity.name ?? "?"
             if !entity.uniquenessConstraints.isEmpty { violations.append("\(name): unique constraints aren't supported") }
             for property in entity.properties where property.entity === entity {
@@ -98,6 +98,11 @@ enum CloudKitModelRules {
         return violations
     }
 
+    /// The entities a store of a configuration holds (nil or an unknown name: all).
+    private static func entities(of model: NSManagedObjectModel, configuration: String?) -> [NSEntityDescription] {
+        model.entities(forConfigurationName: configuration) ?? model.entities
+    }
+
     /// The error a store fails with when its model breaks the rules, or nil.
     static func error(for model: NSManagedObjectModel, configuration: String?) -> NSError? {
         let violations = violations(of: model, configuration: configuration)
@@ -109,7 +114,7 @@ enum CloudKitModelRules {
     /// One line per entity: the record type CloudKit would get (`CD_` and the entity's name) and
     /// its fields.
     static func recordTypes(of model: NSManagedObjectModel, configuration: String?) -> [String] {
-        (model.entities(forConfigurationName: configuration) ?? model.entities).map { entity in
+        entities(of: model, configuration: configuration).map { entity in
             let fields = entity.properties.filter { !$0.isTransient }.map { "CD_\($0.name)" }
             return "CD_\(entity.name ?? "?"): " + fields.joined(separator: ", ")
         }

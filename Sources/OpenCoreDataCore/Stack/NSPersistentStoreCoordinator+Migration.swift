@@ -65,9 +65,6 @@ enum StoreMigrator {
     private static func migrateIntoNewFile(_ url: URL, type: String, from sourceModel: NSManagedObjectModel, to model: NSManagedObjectModel,
                                            mapping: NSMappingModel, identifier: String?) throws {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrating-\(UUID().uuidString)")
-        func removeTemporary() {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
-        }
         do {
             if type == NSSQLiteStoreType { try SQLiteStore.checkpoint(at: url) }
             try NSMigrationManager(sourceModel: sourceModel, destinationModel: model)
@@ -80,11 +77,11 @@ enum StoreMigrator {
                 throw CoreDataError.make(.migration, "The migrated store couldn't replace \(url.path): \(String(cString: strerror(errno))).", url: url)
             }
         } catch {
-            removeTemporary()
+            StoreFiles.remove(at: temporary)
             throw error
         }
-        removeTemporary()
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        StoreFiles.remove(at: temporary)
+        StoreFiles.removeSideFiles(of: url)
     }
 }
 
@@ -124,6 +121,6 @@ extension NSPersistentStoreCoordinator {
             if nsError.domain == NSCocoaErrorDomain && nsError.code >= 134000 { throw error }
             throw CoreDataError.make(.operationFailed, "The store at \(destinationURL.path) couldn't be replaced: \(nsError.localizedDescription)", url: destinationURL, userInfo: [NSUnderlyingErrorKey: error])
         }
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destinationURL.path + suffix) }
+        StoreFiles.removeSideFiles(of: destinationURL)
     }
 }

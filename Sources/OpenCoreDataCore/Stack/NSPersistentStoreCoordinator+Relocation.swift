@@ -18,9 +18,7 @@ extension NSPersistentStoreCoordinator {
         guard persistentStores.contains(where: { $0 === store }) else {
             throw CoreDataError.make(.operationFailed, "The store to migrate isn't one of this coordinator's stores.")
         }
-        guard [NSSQLiteStoreType, NSBinaryStoreType, NSInMemoryStoreType].contains(storeType) else {
-            throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'. Use NSSQLiteStoreType, NSInMemoryStoreType or NSBinaryStoreType.")
-        }
+        guard NSPersistentStoreCoordinator.storeTypes.contains(storeType) else { throw NSPersistentStoreCoordinator.unknownStoreType(storeType) }
         if storeType != NSInMemoryStoreType {
             guard url.isFileURL else { throw CoreDataError.make(.invalidType, "A \(storeType) store needs a file URL.", url: url) }
             guard !FileManager.default.fileExists(atPath: url.path) else {
@@ -38,9 +36,7 @@ extension NSPersistentStoreCoordinator {
                 newStore = try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
             }
         } catch {
-            if storeType != NSInMemoryStoreType {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-            }
+            if storeType != NSInMemoryStoreType { StoreFiles.remove(at: url) }
             throw error
         }
         try remove(store)

@@ -56,7 +56,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             guard let storeURL else { throw CoreDataError.make(.invalidType, "A binary store needs a file URL.") }
             store = AtomicStore(kind: .binary, model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
         default:
-            throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'. Use NSSQLiteStoreType, NSInMemoryStoreType or NSBinaryStoreType.")
+            throw NSPersistentStoreCoordinator.unknownStoreType(storeType)
         }
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
@@ -72,17 +72,17 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
                 guard try StoreMigrator.migrate(type: storeType, url: storeURL, model: managedObjectModel, configuration: configuration, options: options) else { throw error }
                 try store.load()
             }
-            store.persistentStoreCoordinator = self
-            do {
-                try store.didAdd(to: self)
-            } catch {
-                store.close()
-                throw error
-            }
-            PersistentStoreRegistry.register(store)
-            stores.append(store)
+            try attach(store)
         }
         return store
+    }
+
+    /// The store types a coordinator opens.
+    static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType, NSBinaryStoreType]
+
+    /// The error for a store type no store here has (134000).
+    static func unknownStoreType(_ storeType: String) -> NSError {
+        CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'. Use NSSQLiteStoreType, NSInMemoryStoreType or NSBinaryStoreType.")
     }
 
     /// Opens a store with the newer store-type spelling.
@@ -126,11 +126,18 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
         }
     }
 
-    /// Adds an open store detached from another coordinator of the same model.
+    /// Adds an open store: one just loaded, or one detached from another coordinator of the same
+    /// model. A store that fails to start (`didAdd(to:)`) is closed and not added.
     func attach(_ store: NSPersistentStore) throws {
         try withLock {
             store.persistentStoreCoordinator = self
-            try store.didAdd(to: self)
+            do {
+                try store.didAdd(to: self)
+            } catch {
+                store.close()
+                store.persistentStoreCoordinator = nil
+                throw error
+            }
             PersistentStoreRegistry.register(store)
             stores.append(store)
         }
@@ -172,7 +179,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         try withLock {
             if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) { try remove(store) }
-            for suffix in ["", "-wal", "-shm"] {
+            for suffix in [""] + StoreFiles.sideFileSuffixes {
                 let path = url.path + suffix
                 if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
             }

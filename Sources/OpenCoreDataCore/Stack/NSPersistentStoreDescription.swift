@@ -18,7 +18,7 @@ open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConver
     /// Seconds a SQLite store waits for another connection's lock on its file
     /// (`NSPersistentStoreTimeoutOption`; 10 unless set).
     public var timeout: TimeInterval {
-        get { StoreOptions.seconds(options[NSPersistentStoreTimeoutOption]) ?? 10 }
+        get { StoreOptions.seconds(options[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout }
         set { options[NSPersistentStoreTimeoutOption] = newValue }
     }
     /// The CloudKit container an `NSPersistentCloudKitContainer` would mirror the store to on

@@ -20,7 +20,7 @@ public let NSSQLiteAnalyzeOption = "NSSQLiteAnalyzeOption"
 /// its free pages. Changes the file (a writable store only).
 public let NSSQLiteManualVacuumOption = "NSSQLiteManualVacuumOption"
 /// Option (SQLite): how many seconds a statement waits for another connection's lock on the file
-/// before it fails, as a number (10 when absent).
+/// before it fails, as a number (`StoreOptions.defaultLockTimeout` when absent).
 public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
 /// Option: track persistent history.
 public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
@@ -55,6 +55,9 @@ public let NSPersistentStoreOSCompatibility = "NSPersistentStoreOSCompatibility"
 
 /// Reading store options given as `Bool` or `NSNumber`.
 enum StoreOptions {
+    /// Seconds a SQLite connection waits for another's lock unless `NSPersistentStoreTimeoutOption` says otherwise.
+    static let defaultLockTimeout: TimeInterval = 10
+
     /// Whether an option value means "on".
     static func flag(_ value: Any?) -> Bool {
         if let bool = value as? Bool { return bool }

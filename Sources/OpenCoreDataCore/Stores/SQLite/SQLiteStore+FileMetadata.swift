@@ -17,7 +17,7 @@ extension SQLiteStore {
             throw CoreDataError.make(.coreData, "The metadata for \(url.path) can't be stored: every value must be a property-list value (\(error)).", url: url)
         }
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(StoreOptions.defaultLockTimeout)
         do {
             let database = try DatabaseQueue(path: url.path, configuration: configuration)
             defer { try? database.close() }

@@ -56,7 +56,7 @@ extension SQLiteStore {
     /// store), since asking GRDB for WAL mode makes it write a table to the file.
     private static func openForMaintenance(_ url: URL) throws -> DatabaseQueue {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(StoreOptions.defaultLockTimeout)
         configuration.label = "OpenCoreData.Migration"
         // A migration recomputes derived attributes with the functions their triggers call.
         configuration.prepareDatabase { db in SQLiteDerivedAttributes.registerFunctions(db) }

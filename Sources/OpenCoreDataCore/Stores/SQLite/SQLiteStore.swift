@@ -88,12 +88,12 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func open(_ url: URL) throws {
         if isReadOnly {
-            sideFilesCreatedByReading = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
+            sideFilesCreatedByReading = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         }
         var configuration = Configuration()
         configuration.readonly = isReadOnly
         configuration.journalMode = isReadOnly ? .default : .wal
-        configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? 10)
+        configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout)
         configuration.label = "OpenCoreData.SQLiteStore"
         let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
         configuration.prepareDatabase { db in
@@ -118,7 +118,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     static func readOnlyName(_ url: URL) -> String {
         let path = url.path
         let directory = url.deletingLastPathComponent().path
-        let sideFiles = [path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+        let sideFiles = StoreFiles.sideFileSuffixes.map { path + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
         guard sideFiles.isEmpty, access(directory, W_OK) != 0 else { return path }
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
@@ -154,8 +154,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         configuration.readonly = true
         // Another process may be writing or recovering the WAL (after a crash): wait, as the store's
         // own connection does, instead of failing with SQLITE_BUSY.
-        configuration.busyMode = .timeout(10)
-        let sideFiles = [url.path + "-wal", url.path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
+        configuration.busyMode = .timeout(StoreOptions.defaultLockTimeout)
+        let sideFiles = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         defer { removeEmptySideFiles(sideFiles) }
         do {
             let reader = try DatabaseQueue(path: readOnlyName(url), configuration: configuration)
