@@ -98,6 +98,8 @@ let package = Package(
         .executableTarget(name: "OCDInspector", dependencies: ["OCDInspectorKit"], path: "Sources/OCDInspector"),
         // A second process for the remote-change tests: writes to a store with persistent history.
         .executableTarget(name: "HistoryWriter", dependencies: ["OpenCoreData"], path: "Tests/HistoryWriter"),
+        // A fresh process for the class-resolution tests: first touches of a store, undefined classes.
+        .executableTarget(name: "ClassResolutionProbe", dependencies: ["OpenCoreData", "WorldCupKit"], path: "Tests/ClassResolutionProbe"),
         // The other process of the reliability tests: saves in a loop until killed, or concurrently.
         .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
         // The fuzz checks (the parsers' promises on any input), shared by the fuzzers and the tests
@@ -112,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
-                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "OpenCoreDataTestKit",
+                "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "ClassResolutionProbe", "OpenCoreDataTestKit",
                 "OpenCoreDataFuzzing",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

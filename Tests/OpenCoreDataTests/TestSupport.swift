@@ -9,6 +9,16 @@ enum TestSupport {
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
     }()
 
+    /// An executable product of this package, beside the test bundle in the build folder (of the
+    /// configuration the tests were built in).
+    static func builtExecutable(_ name: String) -> URL {
+        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path) {
+            directory = Bundle.main.bundleURL
+        }
+        return directory.appendingPathComponent(name)
+    }
+
     /// A new empty directory under the temporary directory.
     static func temporaryDirectory() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-tests-\(UUID().uuidString)", isDirectory: true)

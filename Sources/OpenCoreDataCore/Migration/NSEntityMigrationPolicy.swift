@@ -23,14 +23,14 @@ public let NSMigrationEntityPolicyKey = "entityPolicy"
 /// and `end(_:manager:)`.
 ///
 /// A mapping model names its policy class (`entityMigrationPolicyClassName`, "Module.Class"). The
-/// class is found by that name; a subclass declared in another module than the one the name gives
-/// (a test target) is found once it has called `register()`.
+/// class is found by that name in any loaded module; a name whose module has no such class (a
+/// mapping written for an app, used from a test target) finds the class of that simple name.
 open class NSEntityMigrationPolicy {
     /// Creates a policy; the manager makes one per entity mapping.
     public required init() {}
 
-    /// Makes this class findable by a mapping model that names it with another module's prefix
-    /// (OpenCoreData; without the Objective-C runtime, a class can't be looked up by its bare name).
+    /// Makes this class the preferred one when several modules declare a policy class of the same
+    /// name (OpenCoreData; classes are otherwise found by name without it).
     public class func register() {
         EntityClassRegistry.registerClass(self)
     }
@@ -41,7 +41,7 @@ open class NSEntityMigrationPolicy {
         if let found = EntityClassRegistry.lookUp(className, as: NSEntityMigrationPolicy.Type.self) { return found }
         let simple = className.split(separator: ".").last.map(String.init) ?? className
         throw CoreDataError.make(.entityMigrationPolicy,
-            "The mapping model names the migration policy class \(className), which can't be found. Declare it as a subclass of NSEntityMigrationPolicy (in another module than the name says, call \(simple).register() before migrating).")
+            "The mapping model names the migration policy class \(className), which can't be found. Declare it as a non-generic subclass of NSEntityMigrationPolicy named \(simple).")
     }
 
     /// Called before the mapping's instances are created.

@@ -26,52 +26,129 @@ enum AttributeValueCoding {
         }
     }
 
-    /// Converts a value set by the user to the attribute's canonical type when that is exact.
+    /// Converts a value set by the user to the attribute's canonical type.
+    ///
+    /// Swift values of another width convert when the conversion is exact. Foundation's bridged
+    /// values convert as Apple's Core Data stores them: an `NSNumber` through its `int64Value`,
+    /// `boolValue`, `doubleValue`, `floatValue` or `decimalValue` (a fraction set on an integer
+    /// attribute is truncated), `CGFloat` to `Double` or `Float`, and `NSString`, `NSDate`,
+    /// `NSData`, `NSDecimalNumber`, `NSUUID` and `NSURL` to their Swift types. A number out of an
+    /// integer attribute's range, and any other value, is kept as given and rejected by validation
+    /// at save (1610 or 1620 for a number, `NSManagedObjectValidationError` otherwise).
     @inline(__always)
     static func normalize(_ value: Any, for type: NSAttributeType) -> Any {
         switch type {
         case .integer16AttributeType:
             if ExistentialFastPath.isExactly(value, Int16.self) { return value }
-            return exactInteger(value).flatMap { Int16(exactly: $0) } ?? value
+            return convertibleInteger(value).flatMap { Int16(exactly: $0) } ?? value
         case .integer32AttributeType:
             if ExistentialFastPath.isExactly(value, Int32.self) { return value }
-            return exactInteger(value).flatMap { Int32(exactly: $0) } ?? value
+            return convertibleInteger(value).flatMap { Int32(exactly: $0) } ?? value
         case .integer64AttributeType:
             if ExistentialFastPath.isExactly(value, Int64.self) { return value }
-            return exactInteger(value).flatMap { Int64(exactly: $0) } ?? value
+            return convertibleInteger(value) ?? value
         case .doubleAttributeType:
             if ExistentialFastPath.isExactly(value, Double.self) { return value }
+            if let number = bridgedNumber(value) { return number.doubleValue }
             if let float = value as? Float { return Double(float) }
+            if let cgFloat = value as? CGFloat { return Double(cgFloat) }
+            if let decimal = value as? Decimal { return NSDecimalNumber(decimal: decimal).doubleValue }
             if let integer = exactInteger(value), let double = Double(exactly: integer) { return double }
-            if let number = value as? NSNumber, !(value is Bool) { return number.doubleValue }
             return value
         case .floatAttributeType:
-            if value is Float { return value }
-            if let double = value as? Double, let float = Float(exactly: double) { return float }
+            if ExistentialFastPath.isExactly(value, Float.self) { return value }
+            if let number = bridgedNumber(value) { return number.floatValue }
+            if let double = value as? Double { return Float(double) }
+            if let cgFloat = value as? CGFloat { return Float(cgFloat) }
+            if let decimal = value as? Decimal { return NSDecimalNumber(decimal: decimal).floatValue }
             if let integer = exactInteger(value), let float = Float(exactly: integer) { return float }
             return value
         case .decimalAttributeType:
-            if value is Decimal { return value }
+            if ExistentialFastPath.isExactly(value, Decimal.self) { return value }
+            if let number = bridgedNumber(value) { return number.decimalValue }
             if let integer = exactInteger(value) { return Decimal(integer) }
             if let double = value as? Double { return Decimal(double) }
+            if let float = value as? Float { return Decimal(Double(float)) }
             return value
         case .booleanAttributeType:
-            if value is Bool { return value }
+            if ExistentialFastPath.isExactly(value, Bool.self) { return value }
+            if let number = bridgedNumber(value) { return number.boolValue }
             if let integer = exactInteger(value), integer == 0 || integer == 1 { return integer == 1 }
             return value
         case .stringAttributeType:
             if ExistentialFastPath.isExactly(value, String.self) { return value }
-            if let string = value as? NSString, !(value is String) { return string as String }
+            if let string = value as? NSString { return string as String }
+            if let substring = value as? Substring { return String(substring) }
+            return value
+        case .dateAttributeType:
+            if ExistentialFastPath.isExactly(value, Date.self) { return value }
+            if let date = value as? NSDate { return date as Date }
+            return value
+        case .UUIDAttributeType:
+            if ExistentialFastPath.isExactly(value, UUID.self) { return value }
+            if let uuid = value as? NSUUID { return uuid as UUID }
             return value
         case .URIAttributeType:
-            if let url = value as? NSURL, !(value is URL) { return url as URL }
+            if ExistentialFastPath.isExactly(value, URL.self) { return value }
+            if let url = value as? NSURL { return url as URL }
             return value
         case .binaryDataAttributeType:
-            if let data = value as? NSData, !(value is Data) { return data as Data }
+            if ExistentialFastPath.isExactly(value, Data.self) { return value }
+            if let data = value as? NSData { return data as Data }
             return value
         default:
             return value
         }
+    }
+
+    /// The `NSNumber` (or `NSDecimalNumber`) a value is, found without the runtime's bridging casts:
+    /// only a class instance is asked. On Linux `NSNumber is Bool` and `Int as? NSNumber` both
+    /// hold, so a plain cast can't tell a Foundation number from a Swift one.
+    @inline(__always)
+    static func bridgedNumber(_ value: Any) -> NSNumber? {
+        guard ExistentialFastPath.classInstanceAddress(value) != nil else { return nil }
+        return value as? NSNumber
+    }
+
+    /// The integer an integer attribute stores for a value: exact for Swift integers and integral
+    /// floating-point values; an `NSNumber` as Apple stores it (a fraction truncated toward zero);
+    /// nil for anything else or a number outside Int64.
+    @inline(__always)
+    static func convertibleInteger(_ value: Any) -> Int64? {
+        if let number = bridgedNumber(value) {
+            if let exact = Int64(exactly: number) { return exact }
+            let double = number.doubleValue
+            guard double.isFinite else { return nil }
+            return Int64(exactly: double.rounded(.towardZero))
+        }
+        return exactInteger(value)
+    }
+
+    /// Whether a value rejected by an integer attribute is a number outside its range: true when too
+    /// large, false when too small, nil when it is no number or is in range.
+    static func integerOverflow(_ value: Any, for type: NSAttributeType) -> Bool? {
+        let range: ClosedRange<Double>
+        switch type {
+        case .integer16AttributeType: range = Double(Int16.min)...Double(Int16.max)
+        case .integer32AttributeType: range = Double(Int32.min)...Double(Int32.max)
+        case .integer64AttributeType: range = -9_223_372_036_854_775_808.0...9_223_372_036_854_775_807.0
+        default: return nil
+        }
+        let measured: Double
+        if let number = bridgedNumber(value) {
+            measured = number.doubleValue
+        } else if let integer = exactInteger(value) {
+            measured = Double(integer)
+        } else if let unsigned = value as? UInt64 {
+            measured = Double(unsigned)
+        } else if let unsigned = value as? UInt {
+            measured = Double(unsigned)
+        } else {
+            return nil
+        }
+        if measured > range.upperBound || (type == .integer64AttributeType && measured >= range.upperBound) { return true }
+        if measured < range.lowerBound { return false }
+        return nil
     }
 
     /// Whether a (normalized) value has the attribute's canonical type.
@@ -109,7 +186,7 @@ enum AttributeValueCoding {
         case let v as UInt8: Int64(v)
         case let v as Double: Int64(exactly: v)
         case let v as Float: Int64(exactly: v)
-        case let v as NSNumber: Int64(exactly: v.doubleValue)
+        case let v as NSNumber: Int64(exactly: v)
         default: nil
         }
     }

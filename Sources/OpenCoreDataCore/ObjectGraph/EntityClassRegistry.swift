@@ -2,17 +2,23 @@ import Foundation
 
 /// Connects entities to the Swift classes that represent them.
 ///
-/// Without the Objective-C runtime a class can't be found by its name alone unless its module is
-/// known. A class is registered when it is used (`Team(context:)`, `Team.entity()`,
-/// `NSFetchRequest<Team>`), and registration tells the registry the module of its neighbours, so
-/// `representedClassName="Team"` resolves to `WorldCup.Team` by `_typeByName`. An entity whose class
-/// can't be found is represented by `NSManagedObject`. Other classes that model files name (the
-/// migration policies of a mapping model) are registered and found the same way.
+/// An entity's `representedClassName` (`Team`, `.Team`, `MyApp.Team`) is looked up in every loaded
+/// image by `SwiftClassDirectory`, as Apple's Core Data asks the Objective-C runtime, so the class
+/// is found whatever the program touched first. A name with a module that has no such class (a
+/// model written for module `App`, used from `Tests`) falls back to the classes of that simple name.
+/// Classes a program has used (`Team(context:)`, `NSFetchRequest<Team>`) are remembered and win a
+/// tie between several modules' classes of one name. An entity whose class can't be found is
+/// represented by `NSManagedObject`, with a warning, as Apple's Core Data does. Other classes that
+/// model files name (migration policies, value transformers) are found the same way.
+///
+/// Metatypes are only ever cast here unwrapped: Swift 6.3's optimizer compiles a conditional cast
+/// of a nil `Any.Type?` to a class metatype into a runtime call on a null pointer.
 enum EntityClassRegistry {
     private struct State {
-        var classesByName: [String: Any.Type] = [:]
-        var modules: [String] = []
+        var classesByName: [String: AnyClass] = [:]
+        var modules: Set<String> = []
         var models: [WeakModel] = []
+        var warnedNames: Set<String> = []
     }
 
     private struct WeakModel {
@@ -28,16 +34,14 @@ enum EntityClassRegistry {
     }
 
     /// Records any class under its qualified and simple names, and its module.
-    static func registerClass(_ type: Any.Type) {
+    static func registerClass(_ type: AnyClass) {
         let qualified = String(reflecting: type)
         let simple = String(describing: type)
         state.withLock { state in
             guard state.classesByName[qualified] == nil else { return }
             state.classesByName[qualified] = type
-            state.classesByName[simple] = type
-            if let module = qualified.split(separator: ".").first.map(String.init), !state.modules.contains(module) {
-                state.modules.append(module)
-            }
+            if state.classesByName[simple] == nil { state.classesByName[simple] = type }
+            if let module = qualified.split(separator: ".").first { state.modules.insert(String(module)) }
         }
     }
 
@@ -74,22 +78,36 @@ enum EntityClassRegistry {
     static func resolveClass(for entity: NSEntityDescription) -> NSManagedObject.Type {
         let className = entity.managedObjectClassName ?? "NSManagedObject"
         if className == "NSManagedObject" || className.isEmpty { return NSManagedObject.self }
-        guard let type = lookUp(className, as: NSManagedObject.Type.self) else { return NSManagedObject.self }
+        guard let type = lookUp(className, as: NSManagedObject.Type.self) else {
+            let firstTime = state.withLock { $0.warnedNames.insert(className).inserted }
+            if firstTime {
+                CoreDataLog.logger.warning("Unable to load class named '\(className)' for entity '\(entity.name ?? "?")'. Class not found, using default NSManagedObject instead.")
+            }
+            return NSManagedObject.self
+        }
         register(type)
         return type
     }
 
-    /// The class a name gives: a registered class of that name, else the class as written or by
-    /// its unqualified name in a module whose classes are registered (a model written for module
-    /// `App` still finds `Tests.Team`).
+    /// The class a name gives (`Team`, `.Team`, `Module.Team`, `Module.Outer.Team`) that is a `T`:
+    /// a class the program has used of that name, else one found in the loaded images; a name whose
+    /// module has no such class finds the classes of its simple name in any module.
     static func lookUp<T>(_ className: String, as type: T.Type) -> T? {
-        let simple = unqualified(className)
-        let (known, modules) = state.withLock { ($0.classesByName[className] ?? $0.classesByName[simple], $0.modules) }
-        if let known = known as? T { return known }
-        for candidate in [className] + modules.map({ "\($0).\(simple)" }) {
-            if let found = _typeByName(candidate) as? T { return found }
+        let name = className.hasPrefix(".") ? String(className.dropFirst()) : className
+        let simple = unqualified(name)
+        let qualified = name.contains(".")
+        let (known, modules): (AnyClass?, Set<String>) = state.withLock { state in
+            (qualified ? state.classesByName[name] : state.classesByName[simple], state.modules)
         }
-        return nil
+        if let known, let typed = known as? T { return typed }
+        var candidates = SwiftClassDirectory.classes(named: name)
+        if candidates.isEmpty, qualified { candidates = SwiftClassDirectory.classes(named: simple) }
+        let typed = candidates.compactMap { candidate -> (module: String, type: T)? in
+            guard let typed = candidate as? T else { return nil }
+            return (String(String(reflecting: candidate).prefix { $0 != "." }), typed)
+        }
+        // Several modules' classes of one name: the one in a module whose classes the program used.
+        return (typed.first { modules.contains($0.module) } ?? typed.min { $0.module < $1.module })?.type
     }
 
     private static func unqualified(_ name: String) -> String {

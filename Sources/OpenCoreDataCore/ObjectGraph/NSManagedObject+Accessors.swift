@@ -154,6 +154,18 @@ extension Decimal: ManagedValueConvertible {
 /// Conversions between stored values and the types `@Managed` properties declare.
 enum ManagedValueConversion {
     static func convert<T>(_ value: Any?, to _: T.Type, key: String, entity: NSEntityDescription) -> T {
+        if let value, let bridged = foundationObject(value, for: T.self) { return bridged }
+        // To-many values: a Swift set (unordered) or an NSOrderedSet (ordered), as NSSet, arrays or sets.
+        if let set = value as? Set<NSManagedObject> {
+            if T.self == NSSet?.self || T.self == NSSet.self, let converted = NSSet(array: Array(set)) as? T { return converted }
+            if let converted = set as? T { return converted }
+            if let converted = Array(set) as? T { return converted }
+        }
+        if let ordered = value as? NSOrderedSet {
+            if let converted = ordered as? T { return converted }
+            if let converted = ordered.array as? T { return converted }
+            if let converted = Set(ordered.array.compactMap { $0 as? NSManagedObject }) as? T { return converted }
+        }
         if let value, let typed = value as? T { return typed }
         if let convertible = T.self as? ManagedValueConvertible.Type, let converted = convertible.fromManagedValue(value) as? T {
             return converted
@@ -161,15 +173,37 @@ enum ManagedValueConversion {
         if value == nil, let nilType = T.self as? any ExpressibleByNilLiteral.Type, let none = makeNil(nilType) as? T {
             return none
         }
-        if let set = value as? Set<NSManagedObject> {
-            if let converted = NSSet(array: Array(set)) as? T { return converted }
-            if let converted = Array(set) as? T { return converted }
-        }
-        if let ordered = value as? NSOrderedSet {
-            if let converted = ordered.array as? T { return converted }
-            if let converted = Set(ordered.array.compactMap { $0 as? NSManagedObject }) as? T { return converted }
-        }
         preconditionFailure("@Managed property \(entity.name ?? "?").\(key) is declared as \(T.self) but holds \(value.map { "\(type(of: $0))" } ?? "nil"); declare it with the attribute's type.")
+    }
+
+    /// A stored value as the Foundation class a property declares (`NSNumber?`, `NSDecimalNumber?`,
+    /// `NSDate?`, `NSData?`, `NSUUID?`, `NSURL?`, as Xcode generates them), made explicitly: on
+    /// Linux a cast such as `Decimal as? NSNumber` does not give the number Apple's bridging gives.
+    private static func foundationObject<T>(_ value: Any, for _: T.Type) -> T? {
+        let object: AnyObject
+        switch value {
+        case let decimal as Decimal where T.self == NSDecimalNumber.self || T.self == NSDecimalNumber?.self || T.self == NSNumber?.self || T.self == NSNumber.self:
+            object = NSDecimalNumber(decimal: decimal)
+        case _ where T.self != NSNumber?.self && T.self != NSNumber.self: return foundationValueObject(value, for: T.self)
+        case let integer as Int64: object = NSNumber(value: integer)
+        case let integer as Int32: object = NSNumber(value: integer)
+        case let integer as Int16: object = NSNumber(value: integer)
+        case let double as Double: object = NSNumber(value: double)
+        case let float as Float: object = NSNumber(value: float)
+        case let bool as Bool: object = NSNumber(value: bool)
+        default: return nil
+        }
+        return object as? T
+    }
+
+    private static func foundationValueObject<T>(_ value: Any, for _: T.Type) -> T? {
+        switch value {
+        case let date as Date where T.self == NSDate?.self || T.self == NSDate.self: NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate) as? T
+        case let data as Data where T.self == NSData?.self || T.self == NSData.self: NSData(data: data) as? T
+        case let uuid as UUID where T.self == NSUUID?.self || T.self == NSUUID.self: NSUUID(uuidString: uuid.uuidString) as? T
+        case let url as URL where T.self == NSURL?.self || T.self == NSURL.self: NSURL(string: url.absoluteString) as? T
+        default: nil
+        }
     }
 
     /// Some value of an attribute type, for key-path probes of non-optional properties.

@@ -462,7 +462,10 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
             preconditionFailure("save() was called recursively, from willSave() or a notification of the same context.")
         }
         processPendingChanges()
-        guard hasChanges else { return }
+        guard hasChanges else {
+            postNotificationsOfEmptySave()
+            return
+        }
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
@@ -477,6 +480,22 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         try validateForSave()
         let permanentIDs = try applyChangesResolvingConflicts(to: requireParent())
         finishSave(permanentIDs: permanentIDs)
+    }
+
+    /// A save with nothing to save posts the will-save and did-save notifications as Apple's Core
+    /// Data does (test suites wait for them), with empty sets of objects and IDs, and writes nothing.
+    private func postNotificationsOfEmptySave() {
+        isSaving = true
+        defer { isSaving = false }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        let none = Set<NSManagedObject>()
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
+            NSInsertedObjectsKey: none, NSUpdatedObjectsKey: none, NSDeletedObjectsKey: none,
+        ])
+        let noIDs = Set<NSManagedObjectID>()
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
+            NSInsertedObjectIDsKey: noIDs, NSUpdatedObjectIDsKey: noIDs, NSDeletedObjectIDsKey: noIDs,
+        ])
     }
 
     /// How many times a save resolves conflicts and tries again before it gives up with 133020.

@@ -56,6 +56,10 @@ enum ObjectValidation {
             return
         }
         guard AttributeValueCoding.hasCanonicalType(value, for: attribute.attributeType) else {
+            if let tooLarge = AttributeValueCoding.integerOverflow(value, for: attribute.attributeType) {
+                throw error(tooLarge ? NSValidationNumberTooLargeError : NSValidationNumberTooSmallError, object, attribute.name, value,
+                            "\(attribute.name) is \(tooLarge ? "above" : "below") the range of an \(attribute.attributeType.xcodeName) attribute; got \(value).")
+            }
             throw error(NSManagedObjectValidationError, object, attribute.name, value,
                         "\(attribute.name) must be a \(attribute.attributeType.xcodeName) value; got \(type(of: value)) (\(value)).")
         }

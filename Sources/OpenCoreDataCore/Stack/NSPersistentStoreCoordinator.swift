@@ -62,7 +62,7 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
             throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
         }
         try withLock {
-            if let storeURL, storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == storeURL.standardizedFileURL }) {
+            if let storeURL, storeType != NSInMemoryStoreType, !StoreFiles.isInMemorySQLite(storeURL), stores.contains(where: { $0.url?.standardizedFileURL == storeURL.standardizedFileURL }) {
                 throw CoreDataError.make(.openFailed, "The store at \(storeURL.path) is already added to this coordinator.")
             }
             do {
@@ -179,6 +179,8 @@ open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         try withLock {
             if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) { try remove(store) }
+            // An in-memory SQLite store has no files; /dev/null itself is never removed.
+            guard !StoreFiles.isInMemorySQLite(url) else { return }
             for suffix in [""] + StoreFiles.sideFileSuffixes {
                 let path = url.path + suffix
                 if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }

@@ -6,15 +6,24 @@ enum StoreFiles {
     /// The suffixes of SQLite's side files, the one list every place that handles them reads.
     static let sideFileSuffixes = ["-wal", "-shm"]
 
+    /// Whether a URL names Apple's in-memory SQLite store: `/dev/null`, or a name under it
+    /// (`/dev/null/Name`), as Apple's test-stack idiom writes it. Such a store has no files.
+    static func isInMemorySQLite(_ url: URL) -> Bool {
+        let path = url.standardizedFileURL.path
+        return url.isFileURL && (path == "/dev/null" || path.hasPrefix("/dev/null/"))
+    }
+
     /// Removes a store file and its side files, ignoring the ones that aren't there (for clearing
-    /// away what a failed operation made).
+    /// away what a failed operation made). An in-memory store's `/dev/null` is never touched.
     static func remove(at url: URL) {
+        guard !isInMemorySQLite(url) else { return }
         try? FileManager.default.removeItem(atPath: url.path)
         removeSideFiles(of: url)
     }
 
     /// Removes a store file's side files, ignoring the ones that aren't there.
     static func removeSideFiles(of url: URL) {
+        guard !isInMemorySQLite(url) else { return }
         for suffix in sideFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
     }
 }

@@ -6,13 +6,7 @@ import Testing
 @Suite("ocd executable")
 struct ExecutableTests {
     /// The `ocd` binary beside the test bundle in the build folder.
-    static let binary: URL = {
-        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ocd").path) {
-            directory = Bundle.main.bundleURL
-        }
-        return directory.appendingPathComponent("ocd")
-    }()
+    static let binary = TestSupport.builtExecutable("ocd")
 
     struct Result {
         let status: Int32

@@ -130,11 +130,11 @@ final class SQLiteHistory {
                     selected += ", \(mapping.columnsBySlot[attribute.slot]!)"
                 }
             }
-            try db.execute(sql: """
+            try db.executeKeepingWholeText(sql: """
                 INSERT INTO ACHANGE (Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(columns))
                 SELECT \(Self.changeEntityNumber), 1, \(type.rawValue), Z_ENT, Z_PK, \(transaction), ?\(selected)
                 FROM \(table) WHERE Z_ENT = \(mapping.number) AND (\(condition))
-                """, arguments: StatementArguments([bits] + arguments))
+                """, arguments: [bits] + arguments)
         }
     }
 

@@ -75,7 +75,7 @@ extension SQLiteStore {
         try write { db in
             var ids: [Int64] = []
             if request.resultType == .updatedObjectIDsResultType {
-                ids = try Int64.fetchAll(db, sql: selectSQL, arguments: StatementArguments(selectArguments))
+                ids = try Int64.fetchAll(db.cachedStatementKeepingWholeText(sql: selectSQL, arguments: selectArguments))
             }
             if let transaction = try beginBatchTransaction(request, db) {
                 try history?.recordRows(db, transaction: transaction, type: .update, of: entity, where: "Z_PK IN (\(selectSQL))",
@@ -85,7 +85,7 @@ extension SQLiteStore {
             let sql = builder.hasJoins
                 ? "UPDATE \(mapping.tableName) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK IN (\(selectSQL))"
                 : "UPDATE \(mapping.tableName) AS t0 SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1\(builder.whereClause)"
-            try db.execute(sql: sql, arguments: StatementArguments(setArguments + selectArguments))
+            try db.executeKeepingWholeText(sql: sql, arguments: setArguments + selectArguments)
             let updatedCount = db.changesCount
             try bumpGeneration(db)
             switch request.resultType {
@@ -116,7 +116,7 @@ extension SQLiteStore {
             if request.objectIDs == nil, !referenced, request.resultType != .resultTypeObjectIDs, history == nil, let builder, !builder.hasJoins {
                 // Nothing points at these rows: one DELETE with the condition on the table itself.
                 let sql = "DELETE FROM \(mapping.tableName) AS t0\(builder.whereClause)"
-                try db.execute(sql: sql, arguments: StatementArguments(selectArguments))
+                try db.executeKeepingWholeText(sql: sql, arguments: selectArguments)
                 result = request.resultType == .resultTypeCount ? db.changesCount : true
                 try bumpGeneration(db)
                 SQLDebugLog.statement(sql, rows: db.changesCount, start: start, isFetch: false)
@@ -128,7 +128,7 @@ extension SQLiteStore {
                 let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) VALUES (?)")
                 for id in objectIDs where !id.isTemporaryID { try insert.execute(arguments: [id.primaryKey]) }
             } else {
-                try db.execute(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) \(selectSQL)", arguments: StatementArguments(selectArguments))
+                try db.executeKeepingWholeText(sql: "INSERT OR IGNORE INTO ocd_batch_keys (pk) \(selectSQL)", arguments: selectArguments)
             }
             let deletedIDs = request.resultType == .resultTypeObjectIDs
                 ? try objectIDs(for: try Int64.fetchAll(db, sql: "SELECT pk FROM ocd_batch_keys"), in: mapping, db) : []

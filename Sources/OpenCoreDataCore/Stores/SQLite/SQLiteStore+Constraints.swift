@@ -53,8 +53,8 @@ extension SQLiteStore {
         guard columns.count == constraint.properties.count else { return nil }
         let conditions = columns.map { "\($0) IS ?" }.joined(separator: " AND ")
         let sql = "SELECT Z_PK, Z_ENT FROM \(mapping.tableName) WHERE Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", "))) AND \(conditions) LIMIT 1"
-        let arguments = StatementArguments(values.compactMap { $0 as? DatabaseValue })
-        guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments),
+        let arguments = values.compactMap { $0 as? DatabaseValue }
+        guard let row = try Row.fetchOne(db.cachedStatementKeepingWholeText(sql: sql, arguments: arguments)),
               let pk: Int64 = row["Z_PK"], let number: Int = row["Z_ENT"], let entity = schema.entity(number: number) else { return nil }
         return objectID(for: entity, primaryKey: pk)
     }

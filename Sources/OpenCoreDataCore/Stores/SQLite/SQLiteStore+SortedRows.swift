@@ -48,8 +48,7 @@ extension SQLiteStore {
         let kinds = sortColumns.map(\.kind)
         let start = DispatchTime.now().uptimeNanoseconds
         let result: SortedRows = try read { db in
-            let statement = try db.cachedStatement(sql: sql)
-            try statement.setArguments(StatementArguments(query.arguments))
+            let statement = try db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
             var rows = SortedRows()

@@ -22,6 +22,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func load() throws {
         guard let url else { throw CoreDataError.make(.invalidType, "A SQLite store needs a URL.") }
+        if StoreFiles.isInMemorySQLite(url) {
+            try loadInMemory()
+            return
+        }
         let path = url.path
         if !isReadOnly { try checkWritable(url) }
         let exists = FileManager.default.fileExists(atPath: path)
@@ -44,6 +48,26 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
         try runMaintenanceAskedFor()
+        try addHistoryIfAskedFor()
+    }
+
+    /// A store at `/dev/null` (Apple's in-memory SQLite store, the usual test stack): a new, empty
+    /// database of its own in memory, with everything a file store has but files.
+    private func loadInMemory() throws {
+        schema = SQLiteSchema(entities: entities, storedNumbers: [:])
+        derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
+        do {
+            database = try DatabaseQueue(configuration: connectionConfiguration(journalMode: .default))
+        } catch {
+            throw Self.translate(error, url: url, during: .opening)
+        }
+        try createStore()
+        identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+        try addHistoryIfAskedFor()
+    }
+
+    /// Creates the persistent history tables when the options ask for history.
+    private func addHistoryIfAskedFor() throws {
         if Self.wantsHistory(options) {
             let history = SQLiteHistory(schema: schema)
             if !isReadOnly { try write { db in try history.createTables(db) } }
@@ -72,7 +96,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Starts the remote change watcher when the store was added with
     /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
     override func didAdd(to coordinator: NSPersistentStoreCoordinator) throws {
-        guard StoreOptions.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]), let url else { return }
+        guard StoreOptions.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]), let url, !StoreFiles.isInMemorySQLite(url) else { return }
         let watcher = RemoteChangeWatcher(url: url, storeID: identifier ?? "", tracksHistory: history != nil, coordinator: coordinator)
         do {
             try watcher.start(interval: StoreOptions.seconds(options?[OCDRemoteChangePollingIntervalOptionKey]) ?? RemoteChangeWatcher.defaultInterval)
@@ -90,9 +114,20 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if isReadOnly {
             sideFilesCreatedByReading = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         }
+        let configuration = connectionConfiguration(journalMode: isReadOnly ? .default : .wal)
+        do {
+            database = try DatabaseQueue(path: isReadOnly ? Self.readOnlyName(url) : url.path, configuration: configuration)
+        } catch {
+            throw Self.translate(error, url: url, during: .opening)
+        }
+    }
+
+    /// The store connection's settings: the options' lock timeout and pragmas, and the functions
+    /// and collations its SQL uses.
+    private func connectionConfiguration(journalMode: Configuration.JournalModeConfiguration) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = isReadOnly
-        configuration.journalMode = isReadOnly ? .default : .wal
+        configuration.journalMode = journalMode
         configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout)
         configuration.label = "OpenCoreData.SQLiteStore"
         let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
@@ -104,11 +139,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 db.add(collation: DatabaseCollation(name) { lhs, rhs in compare(lhs, rhs) })
             }
         }
-        do {
-            database = try DatabaseQueue(path: isReadOnly ? Self.readOnlyName(url) : url.path, configuration: configuration)
-        } catch {
-            throw Self.translate(error, url: url, during: .opening)
-        }
+        return configuration
     }
 
     /// The name SQLite opens a store by for reading only. Reading a WAL-mode file needs its
@@ -485,8 +516,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let sql = query.selectSQL(columns: columns)
         let start = DispatchTime.now().uptimeNanoseconds
         let rows: [FetchedRow] = try read { db in
-            let statement = try db.cachedStatement(sql: sql)
-            try statement.setArguments(StatementArguments(query.arguments))
+            let statement = try db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
             var result: [FetchedRow] = []
@@ -541,7 +571,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         defer { query.releaseTokens() }
         let sql = query.countSQL()
         let start = DispatchTime.now().uptimeNanoseconds
-        let count = try read { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(query.arguments)) ?? 0 }
+        let count = try read { db in try Int.fetchOne(db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)) ?? 0 }
         query.log(sql: sql, rows: 1, start: start)
         return count
     }
@@ -553,8 +583,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let (sql, columns) = try query.dictionarySelect()
         let start = DispatchTime.now().uptimeNanoseconds
         let results: [[String: Any]] = try read { db in
-            let statement = try db.cachedStatement(sql: sql)
-            try statement.setArguments(StatementArguments(query.arguments))
+            let statement = try db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
             var results: [[String: Any]] = []

@@ -49,13 +49,12 @@ enum SQLiteValueCoding {
         case .float: return Float(sqlite3_column_double(statement, index))
         case .date: return Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, index))
         case .string, .uri:
-            guard let text = sqlite3_column_text(statement, index) else { return nil }
-            let string = String(cString: text)
+            guard let string = text(statement, index) else { return nil }
             if kind == .uri { return URL(string: string) }
             return string
         case .decimal:
-            if type == SQLITE_TEXT, let text = sqlite3_column_text(statement, index) {
-                return Decimal(string: String(cString: text), locale: Locale(identifier: "en_US_POSIX"))
+            if type == SQLITE_TEXT, let text = text(statement, index) {
+                return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
             }
             if type == SQLITE_INTEGER { return Decimal(sqlite3_column_int64(statement, index)) }
             return Decimal(sqlite3_column_double(statement, index))
@@ -63,7 +62,7 @@ enum SQLiteValueCoding {
             return blob(statement, index)
         case .uuid:
             guard let data = blob(statement, index), data.count == 16 else {
-                if type == SQLITE_TEXT, let text = sqlite3_column_text(statement, index) { return UUID(uuidString: String(cString: text)) }
+                if type == SQLITE_TEXT, let text = text(statement, index) { return UUID(uuidString: text) }
                 return nil
             }
             return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
@@ -127,11 +126,36 @@ enum SQLiteValueCoding {
         case .date:
             if let date = ExistentialFastPath.load(value, as: Date.self) { sqlite3_bind_double(handle, index, date.timeIntervalSinceReferenceDate); return }
         case .string:
-            if ExistentialFastPath.isExactly(value, String.self), let string = value as? String { sqlite3_bind_text(handle, index, string, -1, sqliteTransient); return }
+            if ExistentialFastPath.isExactly(value, String.self), let string = value as? String { bindText(string, to: handle, at: index); return }
         default:
             break
         }
         databaseValue(value, for: property, primaryKeyOf: primaryKeyOf).bindRaw(to: handle, at: index)
+    }
+
+    /// Binds a string as text of its exact UTF-8 length, so that a NUL character inside it is kept
+    /// (a length of -1 would make SQLite stop at the first NUL).
+    @inline(__always)
+    static func bindText(_ string: String, to handle: OpaquePointer, at index: Int32) {
+        var string = string
+        string.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters in
+                guard let start = characters.baseAddress else {
+                    // The empty string is text, not NULL: SQLite needs a non-null pointer for that.
+                    _ = sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                    return
+                }
+                _ = sqlite3_bind_text64(handle, index, start, sqlite3_uint64(characters.count), sqliteTransient, UInt8(SQLITE_UTF8))
+            }
+        }
+    }
+
+    /// Column `index` of the current row as text of its full byte length (NUL characters included).
+    @inline(__always)
+    static func text(_ statement: OpaquePointer, _ index: Int32) -> String? {
+        guard let text = sqlite3_column_text(statement, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     /// SQLite's "copy the bytes now" destructor.
@@ -203,7 +227,7 @@ extension DatabaseValue {
         case .null: sqlite3_bind_null(handle, index)
         case .int64(let integer): sqlite3_bind_int64(handle, index, integer)
         case .double(let double): sqlite3_bind_double(handle, index, double)
-        case .string(let string): sqlite3_bind_text(handle, index, string, -1, SQLiteValueCoding.sqliteTransient)
+        case .string(let string): SQLiteValueCoding.bindText(string, to: handle, at: index)
         case .blob(let data) where data.isEmpty:
             sqlite3_bind_zeroblob(handle, index, 0)
         case .blob(let data):
@@ -211,5 +235,35 @@ extension DatabaseValue {
                 _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), SQLiteValueCoding.sqliteTransient)
             }
         }
+    }
+}
+
+extension Statement {
+    /// Sets the statement's arguments, binding each string as text of its full UTF-8 length (GRDB
+    /// binds strings up to their first NUL character).
+    func setArgumentsKeepingWholeText(_ values: [DatabaseValue]) throws {
+        try setArguments(StatementArguments(values))
+        for (offset, value) in values.enumerated() {
+            if case .string(let string) = value.storage, string.utf8.contains(0) {
+                SQLiteValueCoding.bindText(string, to: sqliteStatement, at: Int32(offset + 1))
+            }
+        }
+    }
+}
+
+extension Database {
+    /// Runs an update statement with arguments whose strings are bound whole (see
+    /// `Statement.setArgumentsKeepingWholeText`).
+    func executeKeepingWholeText(sql: String, arguments: [DatabaseValue]) throws {
+        let statement = try makeStatement(sql: sql)
+        try statement.setArgumentsKeepingWholeText(arguments)
+        try statement.execute()
+    }
+
+    /// A prepared, cached statement with its arguments bound whole, for a fetch.
+    func cachedStatementKeepingWholeText(sql: String, arguments: [DatabaseValue]) throws -> Statement {
+        let statement = try cachedStatement(sql: sql)
+        try statement.setArgumentsKeepingWholeText(arguments)
+        return statement
     }
 }
