@@ -6,7 +6,7 @@ import Foundation
 /// Tracking runs only while the controller has a delegate: changes are seen when the context
 /// processes pending changes (at the end of an event, at save, and when saves of other contexts
 /// are merged into it).
-open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
+open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable {
     /// The request whose results the controller keeps; it must have sort descriptors.
     public let fetchRequest: NSFetchRequest<ResultType>
     /// The context the results live in.
@@ -32,6 +32,7 @@ open class NSFetchedResultsController<ResultType>: @unchecked Sendable {
         self.sectionNameKeyPath = sectionNameKeyPath
         self.cacheName = name
         self.state = FetchedResultsState(request: fetchRequest.erased, context: context, sectionNameKeyPath: sectionNameKeyPath)
+        super.init()
         state.cache = name.map { FetchedResultsCache(name: $0) }
         state.owner = { [unowned self] in self.erased }
     }

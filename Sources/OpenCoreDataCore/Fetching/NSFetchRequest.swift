@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `ResultType` is the type of each result (`NSManagedObject` or a subclass, `NSManagedObjectID`,
 /// `NSDictionary`, `NSNumber`) or the existential `NSFetchRequestResult`.
-open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Sendable, CustomStringConvertible {
+open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopying, @unchecked Sendable {
     /// The name of the entity to fetch.
     public var entityName: String?
     private var explicitEntity: NSEntityDescription?
@@ -74,12 +74,15 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
         return try context.fetch(self)
     }
 
-    /// A copy with the same settings.
-    public func copy() -> NSFetchRequest<ResultType> {
+    /// A copy with the same settings, typed.
+    func copied() -> NSFetchRequest<ResultType> {
         let copy = NSFetchRequest<ResultType>()
         copy.copySettings(from: self)
         return copy
     }
+
+    /// A copy with the same settings (`NSCopying`; `copy()` returns it as `Any`, as Apple's does).
+    open func copy(with zone: NSZone? = nil) -> Any { copied() }
 
     func copySettings<Other>(from other: NSFetchRequest<Other>) {
         entityName = other.entityName
@@ -124,11 +127,39 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
         return entity
     }
 
-    open var description: String {
+    open override var description: String {
         var parts = ["<NSFetchRequest> entity: \(entityName ?? templateEntityName ?? "nil")"]
         if let predicate { parts.append("predicate: (\(predicate))") }
         if let sortDescriptors, !sortDescriptors.isEmpty { parts.append("sortDescriptors: (\(sortDescriptors.map(\.description).joined(separator: ", ")))") }
         parts.append("limit: \(fetchLimit)")
         return parts.joined(separator: "; ")
+    }
+
+    /// Whether another request asks for the same results: the same entity, predicates, sort
+    /// descriptors, limits, batch size, result type, properties and flags.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSFetchRequest<ResultType> else { return false }
+        if self === other { return true }
+        func names(_ properties: [Any]?) -> [String]? {
+            properties?.map { ($0 as? NSPropertyDescription)?.name ?? ($0 as? String) ?? "\($0)" }
+        }
+        return (entityName ?? templateEntityName) == (other.entityName ?? other.templateEntityName)
+            && predicate == other.predicate && sortDescriptors == other.sortDescriptors
+            && fetchLimit == other.fetchLimit && fetchOffset == other.fetchOffset && fetchBatchSize == other.fetchBatchSize
+            && resultType == other.resultType && includesSubentities == other.includesSubentities
+            && includesPendingChanges == other.includesPendingChanges && returnsObjectsAsFaults == other.returnsObjectsAsFaults
+            && includesPropertyValues == other.includesPropertyValues && returnsDistinctResults == other.returnsDistinctResults
+            && shouldRefreshRefetchedObjects == other.shouldRefreshRefetchedObjects
+            && names(propertiesToFetch) == names(other.propertiesToFetch) && names(propertiesToGroupBy) == names(other.propertiesToGroupBy)
+            && havingPredicate == other.havingPredicate && relationshipKeyPathsForPrefetching == other.relationshipKeyPathsForPrefetching
+    }
+
+    /// A hash consistent with `isEqual(_:)`.
+    open override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(entityName ?? templateEntityName)
+        hasher.combine(predicate)
+        hasher.combine(fetchLimit)
+        return hasher.finalize()
     }
 }

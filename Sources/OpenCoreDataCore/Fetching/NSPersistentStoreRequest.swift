@@ -15,7 +15,7 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
 }
 
 /// A request a coordinator sends to its stores.
-open class NSPersistentStoreRequest: @unchecked Sendable {
+open class NSPersistentStoreRequest: NSObject, @unchecked Sendable {
     /// The stores the request is limited to (nil: all).
     public var affectedStores: [NSPersistentStore]?
     /// The kind of request.
@@ -25,5 +25,5 @@ open class NSPersistentStoreRequest: @unchecked Sendable {
     var transactionContextName: String?
 
     /// Creates a request.
-    public init() {}
+    public override init() {}
 }

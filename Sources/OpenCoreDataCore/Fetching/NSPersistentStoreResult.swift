@@ -1,9 +1,9 @@
 import Foundation
 
 /// What executing a persistent store request returns.
-open class NSPersistentStoreResult: @unchecked Sendable {
+open class NSPersistentStoreResult: NSObject, @unchecked Sendable {
     /// Creates a result.
-    public init() {}
+    public override init() {}
 }
 
 /// The result of a request that runs asynchronously.

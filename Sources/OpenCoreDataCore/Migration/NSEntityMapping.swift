@@ -20,7 +20,7 @@ public enum NSEntityMappingType: UInt, Sendable {
 ///
 /// A migration runs its entity mappings in order, in three passes (create instances, create
 /// relationships, validate); see `NSMigrationManager`.
-open class NSEntityMapping: @unchecked Sendable, CustomStringConvertible {
+open class NSEntityMapping: NSObject, @unchecked Sendable {
     /// The mapping's name, used by `destinationInstances(forEntityMappingName:sourceInstances:)`.
     open var name: String!
     /// What the mapping does.
@@ -49,10 +49,10 @@ open class NSEntityMapping: @unchecked Sendable, CustomStringConvertible {
     var sourceFilterPredicate: NSPredicate?
 
     /// Creates an empty entity mapping.
-    public init() {}
+    public override init() {}
 
     /// The mapping's name, type and entities.
-    open var description: String {
+    open override var description: String {
         "<NSEntityMapping \(name ?? "?"): \(sourceEntityName ?? "-") -> \(destinationEntityName ?? "-") (type \(mappingType.rawValue))>"
     }
 

@@ -25,9 +25,9 @@ public let NSMigrationEntityPolicyKey = "entityPolicy"
 /// A mapping model names its policy class (`entityMigrationPolicyClassName`, "Module.Class"). The
 /// class is found by that name in any loaded module; a name whose module has no such class (a
 /// mapping written for an app, used from a test target) finds the class of that simple name.
-open class NSEntityMigrationPolicy {
+open class NSEntityMigrationPolicy: NSObject {
     /// Creates a policy; the manager makes one per entity mapping.
-    public required init() {}
+    public required override init() {}
 
     /// Makes this class the preferred one when several modules declare a policy class of the same
     /// name (OpenCoreData; classes are otherwise found by name without it).

@@ -5,7 +5,7 @@ import Foundation
 /// Load one that Xcode's mapping editor wrote (`NSMappingModel(contentsOf:)`, or found by source and
 /// destination model with `NSMappingModel(from:forSourceModel:destinationModel:)`), or infer one
 /// from the two models (`inferredMappingModel(forSourceModel:destinationModel:)`).
-open class NSMappingModel: @unchecked Sendable, CustomStringConvertible {
+open class NSMappingModel: NSObject, @unchecked Sendable {
     /// The entity mappings, in the order a migration runs them.
     open var entityMappings: [NSEntityMapping]! = []
 
@@ -18,7 +18,7 @@ open class NSMappingModel: @unchecked Sendable, CustomStringConvertible {
     var isInferred = false
 
     /// Creates an empty mapping model.
-    public init() {}
+    public override init() {}
 
     /// Loads a mapping model from Xcode's `.xcmappingmodel` folder or its `xcmapping.xml`; nil (with
     /// the reason logged) when it can't be read.
@@ -63,7 +63,7 @@ open class NSMappingModel: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The entity mappings, one per line.
-    open var description: String {
+    open override var description: String {
         "<NSMappingModel>\n" + (entityMappings ?? []).map { "  \($0)" }.joined(separator: "\n")
     }
 

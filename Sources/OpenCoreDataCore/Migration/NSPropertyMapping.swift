@@ -5,7 +5,7 @@ import Foundation
 /// `valueExpression` is evaluated with the migration's variables (`$source`, `$manager`,
 /// `$entityMapping`, `$entityPolicy`, and `$destination` for relationships); a nil expression
 /// leaves the destination property at its default value.
-open class NSPropertyMapping: @unchecked Sendable, CustomStringConvertible {
+open class NSPropertyMapping: NSObject, @unchecked Sendable {
     /// The name of the destination property.
     open var name: String?
     /// The expression whose value the destination property takes.
@@ -26,7 +26,7 @@ open class NSPropertyMapping: @unchecked Sendable, CustomStringConvertible {
     var generation: ExpressionGeneration?
 
     /// Creates an empty property mapping.
-    public init() {}
+    public override init() {}
 
     /// Creates a property mapping for a destination property.
     public init(name: String?, valueExpression: NSExpression?) {
@@ -35,7 +35,7 @@ open class NSPropertyMapping: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The property name and its expression.
-    open var description: String {
+    open override var description: String {
         "\(name ?? "?") = \(valueExpression.map { $0.description } ?? "(default)")"
     }
 }

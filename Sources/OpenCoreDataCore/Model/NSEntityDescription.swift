@@ -5,7 +5,7 @@ import Foundation
 /// Invariant once the model is frozen: `properties` lists the inherited properties first, in the
 /// superentity's order, then the entity's own; so a property's `slot` is the same in every entity of
 /// its hierarchy.
-open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
+open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// The entity's name, unique within its model.
     public var name: String? { didSet { assertEditable() } }
     /// The name of the class that represents the entity's objects (`NSManagedObject` when absent).
@@ -65,7 +65,7 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
     @exclusivity(unchecked) private var frozenRootIdentifier = ObjectIdentifier(NSEntityDescription.self)
 
     /// Creates an entity with no name.
-    public init() {}
+    public override init() {}
 
     /// Creates an entity with a name, a class name and properties.
     public convenience init(name: String, className: String = "NSManagedObject", properties: [NSPropertyDescription] = []) {
@@ -301,13 +301,19 @@ open class NSEntityDescription: @unchecked Sendable, CustomStringConvertible, Ha
         frozenPropertiesByName[key]?.slot
     }
 
-    // MARK: CustomStringConvertible, Hashable
+    // MARK: Description, equality
 
-    open var description: String {
+    open override var description: String {
         "(NSEntityDescription) \(name ?? "<unnamed>"): \(properties.map(\.name).joined(separator: ", "))"
     }
 
-    /// Identity equality, as for Apple's description objects.
-    public static func == (lhs: NSEntityDescription, rhs: NSEntityDescription) -> Bool { lhs === rhs }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// Whether another entity describes the same entity (see `DescriptionEquality`): two loads of
+    /// one model version give equal entities.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSEntityDescription else { return false }
+        return self === other || DescriptionEquality.equal(self, other)
+    }
+
+    /// A hash consistent with `isEqual(_:)`: the name's.
+    open override var hash: Int { name.hashValue }
 }

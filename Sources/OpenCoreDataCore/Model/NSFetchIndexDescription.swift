@@ -1,7 +1,7 @@
 import Foundation
 
 /// An index over one or more properties of an entity, created in the store.
-open class NSFetchIndexDescription: @unchecked Sendable {
+open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The index's name, unique within its entity.
     public var name: String
     /// The indexed properties, in order.
@@ -23,7 +23,7 @@ open class NSFetchIndexDescription: @unchecked Sendable {
 }
 
 /// One property of a fetch index and its order.
-open class NSFetchIndexElementDescription: @unchecked Sendable {
+open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     /// How an index element is stored.
     public enum CollationType: UInt, Sendable {
         /// An ordinary B-tree index.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A model is mutable while it is being built; the first coordinator that uses it freezes it, after
 /// which changing it traps, as Core Data raises.
-open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
+open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     private var storedEntities: [NSEntityDescription] = []
     private var configurationMembers: [String: [String]] = [:]
     private var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
@@ -38,7 +38,7 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Creates an empty model.
-    public init() {}
+    public override init() {}
 
     /// Loads a model from an Xcode model: a `.xcdatamodeld` bundle (its current version), a
     /// `.xcdatamodel` folder or a `contents` file. Returns nil and logs the reason when it can't.
@@ -148,7 +148,7 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
     /// A copy of a template with its `$VARIABLES` replaced; nil for an unknown name.
     public func fetchRequestFromTemplate(withName name: String, substitutionVariables variables: [String: Any]) -> NSFetchRequest<NSFetchRequestResult>? {
         guard let template = templates[name] else { return nil }
-        let request = template.copy()
+        let request = template.copied()
         request.predicate = template.predicate?.withSubstitutionVariables(variables)
         return request
     }
@@ -225,7 +225,20 @@ open class NSManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
         storedEntities.first { $0.entityNumber == number }
     }
 
-    open var description: String {
+    open override var description: String {
         "(NSManagedObjectModel) entities: \(storedEntities.compactMap(\.name).sorted().joined(separator: ", "))"
     }
+
+    /// Whether another model has equal entities (see `NSEntityDescription.isEqual(_:)`), the same
+    /// configurations and version identifiers: two loads of one model version are equal.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectModel else { return false }
+        if self === other { return true }
+        return entitiesByName == other.entitiesByName && versionIdentifiers == other.versionIdentifiers
+            && configurations == other.configurations
+            && configurations.allSatisfy { Set(entities(forConfigurationName: $0)?.compactMap(\.name) ?? []) == Set(other.entities(forConfigurationName: $0)?.compactMap(\.name) ?? []) }
+    }
+
+    /// A hash consistent with `isEqual(_:)`: the entity names'.
+    open override var hash: Int { Set(entitiesByName.keys).hashValue }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A property of an entity: an attribute, a relationship or a fetched property.
 ///
 /// Descriptions are mutable while a model is being built and frozen once a coordinator uses the model.
-open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
+open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// The property's name, unique within its entity hierarchy.
     public var name: String { didSet { assertEditable() } }
     /// The entity that declares the property (nil once the entity is gone, as a weak reference).
@@ -39,7 +39,7 @@ open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, 
     @exclusivity(unchecked) var slot: Int = -1
 
     /// Creates a property description with an empty name.
-    public init() {
+    public override init() {
         self.name = ""
     }
 
@@ -57,7 +57,7 @@ open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, 
     public var versionHash: Data { VersionHasher.hash(of: self) }
 
     /// The description shown in logs.
-    open var description: String { "(\(type(of: self))) \(name)" }
+    open override var description: String { "(\(type(of: self))) \(name)" }
 
     func assertEditable() {
         if let model = entity?.managedObjectModel, model.isFrozen {
@@ -65,7 +65,12 @@ open class NSPropertyDescription: @unchecked Sendable, CustomStringConvertible, 
         }
     }
 
-    /// Identity equality, as for Apple's description objects.
-    public static func == (lhs: NSPropertyDescription, rhs: NSPropertyDescription) -> Bool { lhs === rhs }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// Whether another property describes the same property (see `DescriptionEquality`).
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSPropertyDescription else { return false }
+        return self === other || DescriptionEquality.equal(self, other)
+    }
+
+    /// A hash consistent with `isEqual(_:)`: the name's.
+    open override var hash: Int { name.hashValue }
 }

@@ -23,7 +23,7 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 ///
 /// A transformable attribute stores `transformedValue(_:)` of its value and reads back with
 /// `reverseTransformedValue(_:)`, using the transformer registered under its `valueTransformerName`.
-open class ValueTransformer: @unchecked Sendable {
+open class ValueTransformer: NSObject, @unchecked Sendable {
     private static let registry = LockedValue<[String: ValueTransformer]>([
         NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue: NSSecureUnarchiveFromDataTransformer(),
         NSValueTransformerName.keyedUnarchiveFromDataTransformerName.rawValue: NSSecureUnarchiveFromDataTransformer(),
@@ -33,7 +33,7 @@ open class ValueTransformer: @unchecked Sendable {
     ])
 
     /// Creates a transformer.
-    public init() {}
+    public override init() {}
 
     /// Registers a transformer under a name (nil removes the registration).
     open class func setValueTransformer(_ transformer: ValueTransformer?, forName name: NSValueTransformerName) {

@@ -106,7 +106,7 @@ final class ContextAsParent: ParentStore {
 extension NSFetchRequest where ResultType == NSFetchRequestResult {
     /// A copy that returns managed objects.
     func asObjectRequest() -> NSFetchRequest<NSFetchRequestResult> {
-        let copy = self.copy()
+        let copy = copied()
         copy.resultType = .managedObjectResultType
         return copy
     }

@@ -282,7 +282,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     final func fetchedPropertyValue(_ property: NSFetchedPropertyDescription) -> Any? {
         guard let context = managedObjectContext, let template = property.fetchRequest else { return nil }
         if let cached = context.fetchedPropertyResults.results(of: self, slot: property.slot) { return cached }
-        let request = template.copy()
+        let request = template.copied()
         request.predicate = template.predicate?.withSubstitutionVariables(["FETCH_SOURCE": self, "FETCHED_PROPERTY": property])
         do {
             let results: [Any] = try context.fetch(request)

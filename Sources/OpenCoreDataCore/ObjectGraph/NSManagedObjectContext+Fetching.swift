@@ -76,7 +76,7 @@ extension NSManagedObjectContext {
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
         let (parent, erased, entity) = try prepare(request)
         if erased.includesPendingChanges && hasPendingChanges(affecting: entity) {
-            let copy = erased.copy()
+            let copy = erased.copied()
             copy.resultType = .managedObjectIDResultType
             return try fetchObjects(copy, entity: entity, parent: parent).count
         }
@@ -103,14 +103,14 @@ extension NSManagedObjectContext {
         let merging = request.includesPendingChanges && hasPendingChanges(affecting: entity)
         var storeRequest = request
         if merging && (request.fetchLimit > 0 || request.fetchOffset > 0) {
-            storeRequest = request.copy()
+            storeRequest = request.copied()
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
         let batching = request.fetchBatchSize > 0 && request.resultType == .managedObjectResultType
         if batching {
             // Only the IDs now; rows are loaded a batch at a time as faults fire.
-            if storeRequest === request { storeRequest = request.copy() }
+            if storeRequest === request { storeRequest = request.copied() }
             storeRequest.includesPropertyValues = false
         }
         let rows = try parent.fetchRows(storeRequest, entity: entity)

@@ -6,7 +6,7 @@ import OrderedCollections
 ///
 /// A context is not thread-safe: use it on its queue, through `perform` and `performAndWait`
 /// (a main-queue context may also be used directly on the main thread).
-open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How a context synchronizes its work.
     public enum ConcurrencyType: UInt, Sendable {
         /// Deprecated by Apple: the context is used from the thread that created it.
@@ -96,6 +96,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         } else {
             self.queue = nil
         }
+        super.init()
         queue?.setSpecific(key: queueKey, value: ObjectIdentifier(self))
     }
 
@@ -1003,7 +1004,7 @@ open class NSManagedObjectContext: @unchecked Sendable, CustomStringConvertible 
         registry[permanent] = object
     }
 
-    open var description: String {
+    open override var description: String {
         "<NSManagedObjectContext \(name ?? "")>"
     }
 }

@@ -48,7 +48,7 @@ open class NSPersistentCloudKitContainer: NSPersistentContainer, @unchecked Send
 }
 
 /// Which CloudKit container a store is mirrored to (see `NSPersistentStoreDescription.cloudKitContainerOptions`).
-open class NSPersistentCloudKitContainerOptions: @unchecked Sendable {
+open class NSPersistentCloudKitContainerOptions: NSObject, @unchecked Sendable {
     /// The CloudKit container's identifier (`iCloud.com.example.App`).
     public let containerIdentifier: String
 

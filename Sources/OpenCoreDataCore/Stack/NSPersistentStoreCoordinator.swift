@@ -4,7 +4,7 @@ import Foundation
 /// each save to them.
 ///
 /// All store access is serialized by the coordinator's lock.
-open class NSPersistentStoreCoordinator: @unchecked Sendable, ParentStore {
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentStore {
     /// The model of every store the coordinator uses.
     public let managedObjectModel: NSManagedObjectModel
     /// A name shown in logs.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How to open one store: its type, file, configuration and options.
-open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConvertible {
+open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     /// The store type (`NSSQLiteStoreType` by default).
     public var type: String = NSSQLiteStoreType
     /// The model configuration the store holds.
@@ -43,7 +43,7 @@ open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConver
     }
 
     /// Creates a description with no URL.
-    public init() {
+    public override init() {
         options[NSMigratePersistentStoresAutomaticallyOption] = true
         options[NSInferMappingModelAutomaticallyOption] = true
     }
@@ -70,7 +70,7 @@ open class NSPersistentStoreDescription: @unchecked Sendable, CustomStringConver
         options[NSSQLitePragmasOption] = sqlitePragmas
     }
 
-    open var description: String {
+    open override var description: String {
         "<NSPersistentStoreDescription> type: \(type), url: \(url?.path ?? "nil")"
     }
 }

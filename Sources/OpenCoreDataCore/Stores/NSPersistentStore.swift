@@ -21,7 +21,7 @@ public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
 /// A place objects are kept: a SQLite file, memory, or a binary file.
 ///
 /// Subclasses implement the internal engine methods; users get stores from a coordinator.
-open class NSPersistentStore: @unchecked Sendable {
+open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store types, Apple's newer spelling.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String

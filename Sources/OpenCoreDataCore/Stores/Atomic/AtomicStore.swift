@@ -160,7 +160,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         let grouping = !(request.propertiesToGroupBy ?? []).isEmpty || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription }
         var unlimited = request
         if grouping && (request.fetchLimit > 0 || request.fetchOffset > 0) {
-            unlimited = request.copy()
+            unlimited = request.copied()
             unlimited.fetchLimit = 0
             unlimited.fetchOffset = 0
         }
