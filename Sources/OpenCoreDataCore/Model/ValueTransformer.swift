@@ -32,8 +32,9 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
         NSValueTransformerName.isNotNilTransformerName.rawValue: NilTestTransformer(expectNil: false),
     ])
 
-    /// Creates a transformer.
-    public override init() {}
+    /// Creates a transformer. Required, so that a transformer can be made from its class's name
+    /// alone when a model names one nobody registered, as Apple's `ValueTransformer(forName:)` does.
+    public required override init() {}
 
     /// Registers a transformer under a name (nil removes the registration).
     open class func setValueTransformer(_ transformer: ValueTransformer?, forName name: NSValueTransformerName) {
@@ -45,9 +46,18 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
         registry.withLock { $0.keys.sorted().map { NSValueTransformerName(rawValue: $0) } }
     }
 
-    /// The transformer registered under a name.
+    /// The transformer registered under a name; when none is, a new instance of the
+    /// `ValueTransformer` subclass of that name (`ColorTransformer`, `MyApp.ColorTransformer`),
+    /// registered under the name for next time, as Apple's Foundation does.
     public static func named(_ name: NSValueTransformerName) -> ValueTransformer? {
-        registry.withLock { $0[name.rawValue] }
+        if let registered = registry.withLock({ $0[name.rawValue] }) { return registered }
+        guard let type = EntityClassRegistry.lookUp(name.rawValue, as: ValueTransformer.Type.self) else { return nil }
+        let made = type.init()
+        return registry.withLock { registry in
+            if let raced = registry[name.rawValue] { return raced }
+            registry[name.rawValue] = made
+            return made
+        }
     }
 
     /// The class of the transformed values.
@@ -117,14 +127,28 @@ enum ArchivingBridge {
 
 private final class BooleanTransformer: ValueTransformer, @unchecked Sendable {
     let negate: Bool
-    init(negate: Bool) { self.negate = negate }
+    init(negate: Bool) {
+        self.negate = negate
+        super.init()
+    }
+    required init() {
+        negate = false
+        super.init()
+    }
     override class func transformedValueClass() -> AnyClass { NSNumber.self }
     override func transformedValue(_ value: Any?) -> Any? { ((value as? Bool) ?? false) != negate }
 }
 
 private final class NilTestTransformer: ValueTransformer, @unchecked Sendable {
     let expectNil: Bool
-    init(expectNil: Bool) { self.expectNil = expectNil }
+    init(expectNil: Bool) {
+        self.expectNil = expectNil
+        super.init()
+    }
+    required init() {
+        expectNil = true
+        super.init()
+    }
     override class func allowsReverseTransformation() -> Bool { false }
     override class func transformedValueClass() -> AnyClass { NSNumber.self }
     override func transformedValue(_ value: Any?) -> Any? { (value == nil) == expectNil }

@@ -15,6 +15,7 @@ enum ObjectValidation {
                 if object.values.word(at: slot) != nil { continue }
                 if case .attribute(let type) = entity.slotKinds[slot], let value = object.values[slot],
                    AttributeValueCoding.hasCanonicalType(value, for: type) {
+                    if type == .transformableAttributeType, let error = missingTransformer(at: slot, of: object) { errors.append(error) }
                     continue
                 }
             }
@@ -30,6 +31,16 @@ enum ObjectValidation {
             }
         }
         try throwCombined(errors)
+    }
+
+    /// The error for a transformable value whose attribute names a transformer that is neither
+    /// registered nor a class of that name (the write would have no way to store it).
+    private static func missingTransformer(at slot: Int, of object: NSManagedObject) -> NSError? {
+        guard let attribute = object.entity.frozenProperties[slot] as? NSAttributeDescription,
+              let name = attribute.valueTransformerName, !name.isEmpty,
+              ValueTransformer.named(NSValueTransformerName(name)) == nil else { return nil }
+        return error(NSManagedObjectValidationError, object, attribute.name, object.values[slot],
+                     "No value transformer named \(name) for \(attribute.name): register one with ValueTransformer.setValueTransformer(_:forName:) or declare a ValueTransformer subclass of that name.")
     }
 
     /// Combines errors as Core Data does: one stays itself, several become 1560 with the details.

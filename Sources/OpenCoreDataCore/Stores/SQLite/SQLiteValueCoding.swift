@@ -200,22 +200,29 @@ enum SQLiteValueCoding {
 /// `transformedValue` unarchives; for any other transformer `transformedValue` produces the stored
 /// data and `reverseTransformedValue` reads it back.
 enum TransformableCoding {
-    private static func transformer(for attribute: NSAttributeDescription) -> (ValueTransformer, unarchiving: Bool) {
+    /// The attribute's transformer (registered, or made from the class of that name); nil, with
+    /// an error logged once per name, when there is none. A save never gets here without one: its
+    /// validation refuses such a value first (`ObjectValidation`).
+    private static func transformer(for attribute: NSAttributeDescription) -> (ValueTransformer, unarchiving: Bool)? {
         let name = attribute.valueTransformerName ?? NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue
         guard let transformer = ValueTransformer.named(NSValueTransformerName(name)) else {
-            preconditionFailure("No ValueTransformer is registered under the name \(name) for attribute \(attribute.name); register it with ValueTransformer.setValueTransformer(_:forName:).")
+            if missingNames.withLock({ $0.insert(name).inserted }) {
+                CoreDataLog.logger.error("No value transformer named \(name) was found for attribute \(attribute.name); its values read as nil.")
+            }
+            return nil
         }
         return (transformer, transformer is NSSecureUnarchiveFromDataTransformer)
     }
 
+    private static let missingNames = LockedValue(Set<String>())
+
     static func encode(_ value: Any, for attribute: NSAttributeDescription) -> Data? {
-        let (transformer, unarchiving) = transformer(for: attribute)
+        guard let (transformer, unarchiving) = transformer(for: attribute) else { return nil }
         return (unarchiving ? transformer.reverseTransformedValue(value) : transformer.transformedValue(value)) as? Data
     }
 
     static func decode(_ data: Data?, for attribute: NSAttributeDescription) -> Any? {
-        guard let data else { return nil }
-        let (transformer, unarchiving) = transformer(for: attribute)
+        guard let data, let (transformer, unarchiving) = transformer(for: attribute) else { return nil }
         return unarchiving ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
     }
 }
