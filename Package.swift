@@ -122,6 +122,16 @@ let package = Package(
             exclude: ["Fixtures/NOTICE.md"],
             resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]
         ),
+        // Core Data code as it is written for Apple's platforms, in Swift 5 mode, changed only by
+        // the README's porting rules (Tests/PortingCorpus/README.md lists each changed line).
+        .testTarget(
+            name: "PortingCorpusTests",
+            dependencies: ["OpenCoreData"],
+            path: "Tests/PortingCorpus",
+            exclude: ["README.md"],
+            resources: [.copy("Model/Kennel.xcdatamodeld")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "WorldCupWebTests",
             dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataTestKit"],

@@ -33,7 +33,7 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
 
     /// For a to-many property (`NSSet`, `NSOrderedSet` or `Set<…>`), adds the relationship helpers Xcode
     /// generates: `addToWalks(_:)`, `removeFromWalks(_:)` and, for ordered ones, `insertIntoWalks(_:at:)`,
-    /// `removeFromWalks(at:)`, `replaceWalks(at:with:)`.
+    /// `removeFromWalks(at:)`, `replaceWalks(at:with:)`, and their index-set forms.
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
@@ -61,6 +61,9 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
                 "\(raw: access)func insertInto\(raw: suffix)(_ value: NSManagedObject, at idx: Int) { _managedRelationship(\(literal: key)).insert(value, at: idx) }",
                 "\(raw: access)func removeFrom\(raw: suffix)(at idx: Int) { _managedRelationship(\(literal: key)).remove(at: idx) }",
                 "\(raw: access)func replace\(raw: suffix)(at idx: Int, with value: NSManagedObject) { _managedRelationship(\(literal: key)).replace(at: idx, with: value) }",
+                "\(raw: access)func insertInto\(raw: suffix)(_ values: [NSManagedObject], at indexes: NSIndexSet) { _managedRelationship(\(literal: key)).insert(values, at: indexes as IndexSet) }",
+                "\(raw: access)func removeFrom\(raw: suffix)(at indexes: NSIndexSet) { _managedRelationship(\(literal: key)).remove(at: indexes as IndexSet) }",
+                "\(raw: access)func replace\(raw: suffix)(at indexes: NSIndexSet, with values: [NSManagedObject]) { _managedRelationship(\(literal: key)).replace(at: indexes as IndexSet, with: values) }",
             ]
         }
         return declarations

@@ -92,6 +92,11 @@ public struct ManagedRelationshipEditor {
         owner.setToMany(relationship, to: members)
     }
 
+    /// Replaces the objects at indexes of an ordered relationship, one for each index in order.
+    public func replace(at indexes: IndexSet, with values: [Any]) {
+        for (index, value) in zip(indexes, values) { replace(at: index, with: value) }
+    }
+
     /// Replaces the object at an index of an ordered relationship.
     public func replace(at index: Int, with value: Any) {
         var members = owner.relationshipSet(for: relationship).members

@@ -1,0 +1,247 @@
+//
+//  KennelTests.swift
+//  KennelTests
+//
+
+import XCTest
+#if canImport(CoreData)
+import CoreData
+#else
+import OpenCoreData
+#endif
+
+class KennelTests: XCTestCase {
+
+    var coreDataStack: TestCoreDataStack!
+    var context: NSManagedObjectContext!
+
+    override func setUp() {
+        super.setUp()
+        coreDataStack = TestCoreDataStack()
+        context = coreDataStack.persistentContainer.viewContext
+    }
+
+    override func tearDown() {
+        coreDataStack = nil
+        context = nil
+        super.tearDown()
+    }
+
+    @discardableResult
+    func makeDog(_ name: String, weight: Double, owner: Owner? = nil) -> Dog {
+        let dog = Dog(context: context)
+        dog.name = name
+        dog.weight = weight
+        dog.owner = owner
+        return dog
+    }
+
+    func testInsertAndFetchWithGeneratedClasses() throws {
+        let owner = Owner(context: context)
+        owner.name = "Ada"
+        owner.age = 36
+        owner.isVerified = true
+        owner.rating = NSNumber(value: 4.5)
+        owner.balance = NSDecimalNumber(string: "120.50")
+        let rex = makeDog("Rex", weight: 30.5, owner: owner)
+        rex.birthday = Date(timeIntervalSince1970: 1_500_000_000)
+        rex.chipID = UUID()
+        XCTAssertTrue(rex.isGoodBoy, "the model's default value")
+        try context.save()
+
+        let request: NSFetchRequest<Owner> = Owner.fetchRequest()
+        request.predicate = NSPredicate(format: "isVerified == YES AND age > %@", NSNumber(value: 30))
+        let owners = try context.fetch(request)
+        XCTAssertEqual(owners.count, 1)
+        XCTAssertEqual(owners.first?.age?.intValue, 36)
+        XCTAssertEqual(owners.first?.isVerified?.boolValue, true)
+        XCTAssertEqual(owners.first?.rating?.floatValue, 4.5)
+        XCTAssertEqual(owners.first?.balance, NSDecimalNumber(string: "120.50"))
+        XCTAssertEqual(owners.first?.dogs?.count, 1)
+        XCTAssertEqual((owners.first?.dogs?.anyObject() as? Dog)?.name, "Rex")
+    }
+
+    func testOrderedToManyAccessors() throws {
+        let dog = makeDog("Fido", weight: 12)
+        let morning = Walk(context: context)
+        morning.date = Date(timeIntervalSince1970: 0)
+        morning.distance = 2.5
+        let evening = Walk(context: context)
+        evening.date = Date(timeIntervalSince1970: 3600)
+        evening.distance = NSNumber(value: 1.25)
+        evening.steps = NSNumber(value: 3_000)
+
+        dog.addToWalks(morning)
+        dog.insertIntoWalks(evening, at: 0)
+        XCTAssertEqual(dog.walks?.count, 2)
+        XCTAssertEqual(dog.walks?.firstObject as? Walk, evening)
+        XCTAssertEqual(morning.dog, dog)
+
+        let noon = Walk(context: context)
+        let night = Walk(context: context)
+        dog.insertIntoWalks([noon, night], at: NSIndexSet(indexesIn: NSRange(location: 1, length: 2)))
+        XCTAssertEqual(dog.walks?.array as? [Walk], [evening, noon, night, morning])
+        let late = Walk(context: context)
+        dog.replaceWalks(at: NSIndexSet(index: 2), with: [late])
+        dog.removeFromWalks(at: NSIndexSet(indexesIn: NSRange(location: 1, length: 2)))
+        XCTAssertEqual(dog.walks?.array as? [Walk], [evening, morning])
+        XCTAssertNil(late.dog)
+
+        if let walks = dog.walks?.mutableCopy() as? NSMutableOrderedSet {
+            walks.removeObject(at: 0)
+            dog.walks = walks
+        }
+        try context.save()
+        XCTAssertEqual(dog.walks?.count, 1)
+        XCTAssertNil(evening.dog)
+        XCTAssertEqual((dog.walks?.firstObject as? Walk)?.distance?.doubleValue, 2.5)
+    }
+
+    func testKeyValueCodingWithNSNumber() throws {
+        let dog = NSEntityDescription.insertNewObject(forEntityName: "Dog", into: context)
+        dog.setValue("Bolt", forKey: "name")
+        dog.setValue(NSNumber(value: 22), forKey: "weight")
+        dog.setValue(NSNumber(value: false), forKey: "isGoodBoy")
+        let walk = NSEntityDescription.insertNewObject(forEntityName: "Walk", into: context)
+        walk.setValue(NSNumber(value: 10_000), forKey: "steps")
+        walk.setValue(dog, forKey: "dog")
+        try context.save()
+
+        XCTAssertTrue(dog is Dog, "the class is found from representedClassName")
+        XCTAssertEqual((dog as? Dog)?.weight, 22)
+        XCTAssertEqual((dog as? Dog)?.isGoodBoy, false)
+        XCTAssertEqual((walk as? Walk)?.steps?.int64Value, 10_000)
+        XCTAssertEqual(dog.value(forKey: "weight") as? Double, 22)
+        XCTAssertEqual(dog.mutableOrderedSetValue(forKey: "walks").count, 1)
+    }
+
+    func testDictionaryAndCountResults() throws {
+        let ada = Owner(context: context)
+        ada.name = "Ada"
+        let bob = Owner(context: context)
+        bob.name = "Bob"
+        makeDog("A", weight: 10, owner: ada)
+        makeDog("B", weight: 20, owner: ada)
+        makeDog("C", weight: 5, owner: bob)
+        try context.save()
+
+        let countRequest = NSFetchRequest<NSNumber>(entityName: "Dog")
+        countRequest.resultType = .countResultType
+        countRequest.predicate = NSPredicate(format: "weight >= %f", 10.0)
+        let count = try context.fetch(countRequest).first?.intValue
+        XCTAssertEqual(count, 2)
+        XCTAssertEqual(try context.count(for: Dog.fetchRequest()), 3)
+
+        let sum = NSExpressionDescription()
+        sum.name = "totalWeight"
+        sum.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "weight")])
+        sum.expressionResultType = .doubleAttributeType
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Dog")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["owner.name", sum]
+        request.propertiesToGroupBy = ["owner.name"]
+        request.sortDescriptors = [NSSortDescriptor(key: "owner.name", ascending: true)]
+        let rows = try context.fetch(request) as! [NSDictionary]
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows[0]["owner.name"] as? String, "Ada")
+        XCTAssertEqual((rows[0]["totalWeight"] as? NSNumber)?.doubleValue, 30)
+    }
+
+    func testChildContextEditAndDiscard() throws {
+        let dog = makeDog("Rex", weight: 30)
+        try context.save()
+
+        let childContext = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        childContext.parent = context
+        let childDog = childContext.object(with: dog.objectID) as! Dog
+        childDog.name = "Rex II"
+        XCTAssertTrue(childContext.hasChanges)
+        // Cancel: the edit is thrown away with the child context.
+        childContext.rollback()
+        XCTAssertEqual(childDog.name, "Rex")
+
+        childDog.weight = 31
+        try childContext.save()
+        XCTAssertEqual(dog.weight, 31, "the parent sees the child's saved change")
+        XCTAssertTrue(context.hasChanges)
+        context.rollback()
+        XCTAssertEqual(dog.weight, 30)
+    }
+
+    func testBackgroundSaveMergesIntoViewContext() throws {
+        let dog = makeDog("Rex", weight: 30)
+        try context.save()
+        let saved = expectation(forNotification: .NSManagedObjectContextDidSave, object: nil, handler: nil)
+        let background = coreDataStack.persistentContainer.newBackgroundContext()
+        background.perform {
+            let backgroundDog = background.object(with: dog.objectID) as! Dog
+            backgroundDog.weight = 28
+            try? background.save()
+        }
+        wait(for: [saved], timeout: 10)
+        // The view context merges on the main queue: let it run until the change arrives.
+        let deadline = Date().addingTimeInterval(10)
+        while dog.weight != 28 && Date() < deadline {
+            RunLoop.current.run(until: Date().addingTimeInterval(0.01))
+        }
+        XCTAssertEqual(dog.weight, 28)
+    }
+
+    func testSavingAnUnchangedContextStillPostsDidSave() throws {
+        expectation(forNotification: .NSManagedObjectContextDidSave, object: context) { _ in
+            return true
+        }
+        try context.save()
+        waitForExpectations(timeout: 2.0) { error in
+            XCTAssertNil(error, "Save did not occur")
+        }
+    }
+
+    func testFetchedResultsControllerWithDelegate() throws {
+        let ada = Owner(context: context)
+        ada.name = "Ada"
+        let bob = Owner(context: context)
+        bob.name = "Bob"
+        makeDog("Zed", weight: 10, owner: ada)
+        makeDog("Amy", weight: 10, owner: ada)
+        makeDog("Max", weight: 40, owner: bob)
+        try context.save()
+
+        let viewModel = DogListViewModel(context: context)
+        try viewModel.load()
+        XCTAssertEqual(viewModel.numberOfSections, 2)
+        XCTAssertEqual(viewModel.numberOfRows(inSection: 0), 2)
+        XCTAssertEqual(viewModel.title(at: IndexPath(item: 0, section: 0)), "Amy (10.0 kg)")
+
+        let didChange = expectation(description: "controllerDidChangeContent")
+        viewModel.onChange = { didChange.fulfill() }
+        let cleo = Owner(context: context)
+        cleo.name = "Cleo"
+        makeDog("Pip", weight: 3, owner: cleo)
+        try context.save()
+        wait(for: [didChange], timeout: 5)
+        XCTAssertEqual(viewModel.changes, ["begin", "insert section 2", "insert 2.0", "end"])
+        XCTAssertEqual(viewModel.numberOfSections, 3)
+    }
+
+    func testMigrationManagerComparesModels() throws {
+        let sourceModel = NSPersistentContainer(name: "Kennel").managedObjectModel
+        let destinationModel = TestCoreDataStack.model
+        XCTAssertTrue(sourceModel.entitiesByName == destinationModel.entitiesByName)
+        XCTAssertEqual(sourceModel, destinationModel)
+
+        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("Kennel-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: storeURL) }
+        let app = PersistenceController(storeURL: storeURL)
+        let dog = Dog(context: app.persistentContainer.viewContext)
+        dog.name = "Stored"
+        app.saveContext()
+
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: storeURL, options: nil)
+        XCTAssertTrue(destinationModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
+        XCTAssertEqual(mapping.entityMappings.count, 3)
+        let manager = NSMigrationManager(sourceModel: sourceModel, destinationModel: destinationModel)
+        XCTAssertTrue(manager.sourceModel === sourceModel)
+    }
+}
