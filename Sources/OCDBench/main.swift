@@ -80,7 +80,7 @@ func fetchGRDB(_ url: URL) throws -> Int64 {
 /// Fetches every row and reads every value as a program would (`value(forKey:) as! Int64`).
 /// `withoutCast` reads the values without the Swift runtime's dynamic cast instead, to show what
 /// that cast costs (not how a program should read values).
-func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false) throws -> Int64 {
+func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false, asNSNumber: Bool = false) throws -> Int64 {
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = coordinator
@@ -93,6 +93,9 @@ func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false) throws -> Int64 {
         for object in objects {
             if withoutCast {
                 for key in columns { sum &+= int64WithoutCast(object.value(forKey: key)) }
+            } else if asNSNumber {
+                // As code written for Apple's platforms reads a number.
+                for key in columns { sum &+= (object.value(forKey: key) as! NSNumber).int64Value }
             } else {
                 for key in columns { sum &+= object.value(forKey: key) as! Int64 }
             }
@@ -148,7 +151,7 @@ func insertRaw(_ url: URL, rows: Int) throws -> Int64 {
     return Int64(rows)
 }
 
-func insertOpenCoreData(_ url: URL, rows: Int) throws -> Int64 {
+func insertOpenCoreData(_ url: URL, rows: Int, bridged: Bool = false) throws -> Int64 {
     removeStore(url)
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -158,7 +161,12 @@ func insertOpenCoreData(_ url: URL, rows: Int) throws -> Int64 {
         let start = now()
         for pk in 1...rows {
             let object = NSManagedObject(entity: entity, insertInto: context)
-            for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
+            if bridged {
+                // As code written for Apple's platforms (and GRDB's Core Data benchmark) sets a number.
+                for (index, key) in columns.enumerated() { object.setValue(NSNumber(value: Int64(pk &* 31 &+ index)), forKey: key) }
+            } else {
+                for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
+            }
         }
         let inserted = now()
         try context.save()
@@ -497,6 +505,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "fetch-grdb": checksum = try fetchGRDB(fetchURL)
     case "fetch-ocd": checksum = try fetchOpenCoreData(fetchURL)
     case "fetch-uncast": checksum = try fetchOpenCoreData(fetchURL, withoutCast: true)
+    case "fetch-nsnumber": checksum = try fetchOpenCoreData(fetchURL, asNSNumber: true)
     case "fetch-floor": checksum = try fetchFloor(fetchURL)
     case "fetch-floor-reading", "insert-floor-sets":
         // Parts of a floor, timed by themselves (their set-up not counted).
@@ -506,6 +515,7 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "insert-raw": checksum = try insertRaw(insertURL, rows: rows)
     case "insert-floor": checksum = try insertFloor(insertURL, rows: rows)
     case "insert-ocd": checksum = try insertOpenCoreData(insertURL, rows: rows)
+    case "insert-nsnumber": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: true)
     default: throw NSError(domain: "bench", code: 3)
     }
     let seconds = now() - start
@@ -608,6 +618,15 @@ if runs("objects") {
                contenders: [("OpenCoreData insert + save()", "insert-ocd")],
                floor: ("floor: raw loop + what the API requires", "insert-floor"),
                parts: [("  of which the two notification sets", "insert-floor-sets")], target: 2.0, rows: rows, directory: directory)
+}
+
+if runs("objects") || runs("bridged") {
+    // Foundation's bridged values against native ones, through the same API: the target is the
+    // bridged path within 1.2x of the native one.
+    try report("insert + save, NSNumber values", baseline: ("OpenCoreData insert, Int64 values", "insert-ocd"),
+               contenders: [("OpenCoreData insert, setValue(NSNumber)", "insert-nsnumber")], target: 1.2, rows: rows, directory: directory)
+    try report("fetch + read every value as NSNumber", baseline: ("OpenCoreData fetch, as! Int64", "fetch-ocd"),
+               contenders: [("OpenCoreData fetch, as! NSNumber", "fetch-nsnumber")], target: 1.2, rows: rows, directory: directory)
 }
 
 if !skipQueries && (runs("queries") || runs("controller") || runs("batch")) {

@@ -159,6 +159,49 @@ struct BrowserTests {
         #expect(session.server.table.subscriberCount == 2)
     }
 
+    @Test("Two processes: worldcup writes a store, then the worldcup-web program, started on it in a process of its own, shows every team",
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
+    func serverProcessOnAnExistingStore() async throws {
+        guard let (browser, driverPath) = Browser.executables else {
+            throw WebDriverError("chromium and chromedriver are required (OPENCOREDATA_REQUIRE_BROWSER=1) but not installed")
+        }
+        let server = TerminalWorldCup.url.deletingLastPathComponent().appendingPathComponent("worldcup-web")
+        try #require(TerminalWorldCup.isBuilt && FileManager.default.isExecutableFile(atPath: server.path), "build the worldcup and worldcup-web programs first")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.url.appendingPathComponent("WorldCup.sqlite")
+        #expect(try await TerminalWorldCup.run(store: store, commands: ["win Japan"]) == 0)
+
+        // A fresh process whose first use of the store is the controller over Team.
+        let process = Process()
+        process.executableURL = server
+        process.arguments = ["--store", store.path, "--port", "0"]
+        let output = directory.url.appendingPathComponent("server.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { process.interrupt() }
+            process.waitUntilExit()
+        }
+        var port: Int?
+        _ = try await eventually {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            port = text.firstRange(of: "http://127.0.0.1:").flatMap { range in Int(text[range.upperBound...].prefix { $0.isNumber }) }
+            return port != nil || !process.isRunning
+        }
+        let url = try #require(port.map { URL(string: "http://127.0.0.1:\($0)/")! }, "the server printed no address")
+        let driver = try await ChromeDriver(driverPath: driverPath, browserPath: browser)
+        defer { driver.stop() }
+        let page = try await driver.newSession()
+        try await page.open(url)
+        #expect(try await page.waitUntil("return document.querySelectorAll('li.team').length === 32"), "the page shows the store's 32 teams")
+        #expect(try await page.waitUntil("return document.querySelector('li.team[data-name=\"Japan\"]').dataset.wins === '1'"),
+                "the page shows the other process's win")
+        await page.close()
+    }
+
     @Test("Failed Banks: the first screen, then rows loaded as the page scrolls to the end",
           .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
     func failedBanksScroll() async throws {
