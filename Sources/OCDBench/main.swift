@@ -80,7 +80,7 @@ func fetchGRDB(_ url: URL) throws -> Int64 {
 /// Fetches every row and reads every value as a program would (`value(forKey:) as! Int64`).
 /// `withoutCast` reads the values without the Swift runtime's dynamic cast instead, to show what
 /// that cast costs (not how a program should read values).
-func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false, asNSNumber: Bool = false) throws -> Int64 {
+func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false, numbers: NumberStyle = .native) throws -> Int64 {
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = coordinator
@@ -93,9 +93,13 @@ func fetchOpenCoreData(_ url: URL, withoutCast: Bool = false, asNSNumber: Bool =
         for object in objects {
             if withoutCast {
                 for key in columns { sum &+= int64WithoutCast(object.value(forKey: key)) }
-            } else if asNSNumber {
+            } else if numbers == .nsNumber {
                 // As code written for Apple's platforms reads a number.
                 for key in columns { sum &+= (object.value(forKey: key) as! NSNumber).int64Value }
+            } else if numbers == .floor {
+                // An NSNumber made for each value read, the least a value(forKey:) answering
+                // NSNumber would do.
+                for key in columns { sum &+= NSNumber(value: object.value(forKey: key) as! Int64).int64Value }
             } else {
                 for key in columns { sum &+= object.value(forKey: key) as! Int64 }
             }
@@ -151,7 +155,19 @@ func insertRaw(_ url: URL, rows: Int) throws -> Int64 {
     return Int64(rows)
 }
 
-func insertOpenCoreData(_ url: URL, rows: Int, bridged: Bool = false) throws -> Int64 {
+/// How the bridged-value workloads hand numbers over and read them back.
+enum NumberStyle {
+    /// Swift `Int64` values.
+    case native
+    /// `NSNumber` objects, as code written for Apple's platforms uses them.
+    case nsNumber
+    /// The native path plus making (or, when reading, unboxing into) one `NSNumber` per value:
+    /// what any implementation on Linux pays, where an `NSNumber` is a heap object, not a tagged
+    /// pointer.
+    case floor
+}
+
+func insertOpenCoreData(_ url: URL, rows: Int, bridged: NumberStyle = .native) throws -> Int64 {
     removeStore(url)
     let coordinator = try openStore(url)
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -161,10 +177,15 @@ func insertOpenCoreData(_ url: URL, rows: Int, bridged: Bool = false) throws -> 
         let start = now()
         for pk in 1...rows {
             let object = NSManagedObject(entity: entity, insertInto: context)
-            if bridged {
+            switch bridged {
+            case .nsNumber:
                 // As code written for Apple's platforms (and GRDB's Core Data benchmark) sets a number.
                 for (index, key) in columns.enumerated() { object.setValue(NSNumber(value: Int64(pk &* 31 &+ index)), forKey: key) }
-            } else {
+            case .floor:
+                // The least any implementation does with such a number: the program makes it, the
+                // setter reads its value once, and it is freed.
+                for (index, key) in columns.enumerated() { object.setValue(NSNumber(value: Int64(pk &* 31 &+ index)).int64Value, forKey: key) }
+            case .native:
                 for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
             }
         }
@@ -505,7 +526,8 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "fetch-grdb": checksum = try fetchGRDB(fetchURL)
     case "fetch-ocd": checksum = try fetchOpenCoreData(fetchURL)
     case "fetch-uncast": checksum = try fetchOpenCoreData(fetchURL, withoutCast: true)
-    case "fetch-nsnumber": checksum = try fetchOpenCoreData(fetchURL, asNSNumber: true)
+    case "fetch-ocd-nsnumber": checksum = try fetchOpenCoreData(fetchURL, numbers: .nsNumber)
+    case "fetch-nsnumber-floor": checksum = try fetchOpenCoreData(fetchURL, numbers: .floor)
     case "fetch-floor": checksum = try fetchFloor(fetchURL)
     case "fetch-floor-reading", "insert-floor-sets":
         // Parts of a floor, timed by themselves (their set-up not counted).
@@ -515,7 +537,8 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "insert-raw": checksum = try insertRaw(insertURL, rows: rows)
     case "insert-floor": checksum = try insertFloor(insertURL, rows: rows)
     case "insert-ocd": checksum = try insertOpenCoreData(insertURL, rows: rows)
-    case "insert-nsnumber": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: true)
+    case "insert-ocd-nsnumber": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: .nsNumber)
+    case "insert-nsnumber-floor": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: .floor)
     default: throw NSError(domain: "bench", code: 3)
     }
     let seconds = now() - start
@@ -534,7 +557,7 @@ var queryRows = 1_000_000
 var skipQueries = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
-/// Runs only one group of workloads: objects, queries, controller or batch.
+/// Runs only one group of workloads: objects, bridged, queries, controller or batch.
 var only: String?
 var childMode: String?
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(getpid())")
@@ -550,7 +573,7 @@ while let argument = iterator.next() {
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries] [--only objects|queries|controller|batch] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries] [--only objects|bridged|queries|controller|batch] [--time-limit SECONDS]"); exit(2)
     }
 }
 
@@ -562,7 +585,7 @@ if let childMode {
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (median of 3 runs, each in its own process)\n")
-if only == nil || only == "objects" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
+if only == nil || only == "objects" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
 
 func median(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
     let first = try measure(mode, rows: rows, directory: directory)
@@ -624,9 +647,11 @@ if runs("objects") || runs("bridged") {
     // Foundation's bridged values against native ones, through the same API: the target is the
     // bridged path within 1.2x of the native one.
     try report("insert + save, NSNumber values", baseline: ("OpenCoreData insert, Int64 values", "insert-ocd"),
-               contenders: [("OpenCoreData insert, setValue(NSNumber)", "insert-nsnumber")], target: 1.2, rows: rows, directory: directory)
+               contenders: [("OpenCoreData insert, setValue(NSNumber)", "insert-ocd-nsnumber")],
+               floor: ("floor: Int64 path + making each NSNumber", "insert-nsnumber-floor"), target: 1.2, rows: rows, directory: directory)
     try report("fetch + read every value as NSNumber", baseline: ("OpenCoreData fetch, as! Int64", "fetch-ocd"),
-               contenders: [("OpenCoreData fetch, as! NSNumber", "fetch-nsnumber")], target: 1.2, rows: rows, directory: directory)
+               contenders: [("OpenCoreData fetch, as! NSNumber", "fetch-ocd-nsnumber")],
+               floor: ("floor: as! Int64 + an NSNumber per value", "fetch-nsnumber-floor"), target: 1.2, rows: rows, directory: directory)
 }
 
 if !skipQueries && (runs("queries") || runs("controller") || runs("batch")) {
