@@ -37,6 +37,10 @@ enum AttributeValueCoding {
     /// at save (1610 or 1620 for a number, `NSManagedObjectValidationError` otherwise).
     @inline(__always)
     static func normalize(_ value: Any, for type: NSAttributeType) -> Any {
+        // The common bridged case first: a number boxed as NSNumber, found without a runtime call.
+        if let number = ExistentialFastPath.instance(value, boxedAs: NSNumber.self), let converted = convert(number, for: type) {
+            return converted
+        }
         switch type {
         case .integer16AttributeType:
             if ExistentialFastPath.isExactly(value, Int16.self) { return value }
@@ -101,16 +105,29 @@ enum AttributeValueCoding {
         }
     }
 
+    /// An `NSNumber`'s value as a numeric or Boolean attribute stores it; nil for another type of
+    /// attribute, or a number outside an integer attribute's range.
+    @inline(__always)
+    static func convert(_ number: NSNumber, for type: NSAttributeType) -> Any? {
+        switch type {
+        case .integer16AttributeType: integer(of: number).flatMap { Int16(exactly: $0) }
+        case .integer32AttributeType: integer(of: number).flatMap { Int32(exactly: $0) }
+        case .integer64AttributeType: integer(of: number)
+        case .doubleAttributeType: number.doubleValue
+        case .floatAttributeType: number.floatValue
+        case .decimalAttributeType: number.decimalValue
+        case .booleanAttributeType: number.boolValue
+        default: nil
+        }
+    }
+
     /// The `NSNumber` (or `NSDecimalNumber`) a value is, found without the runtime's bridging casts:
     /// only a class instance is asked. On Linux `NSNumber is Bool` and `Int as? NSNumber` both
     /// hold, so a plain cast can't tell a Foundation number from a Swift one.
     @inline(__always)
     static func bridgedNumber(_ value: Any) -> NSNumber? {
-        // Exactly NSNumber (what `NSNumber(value:)` makes for every integer and floating type on
-        // Linux): a type comparison and a load, no cast.
-        if ExistentialFastPath.isExactly(value, NSNumber.self) {
-            return withUnsafeBytes(of: value) { $0.load(as: NSNumber.self) }
-        }
+        // Boxed as an NSNumber (what `NSNumber(value:)` returns): a type comparison and a load.
+        if let number = ExistentialFastPath.instance(value, boxedAs: NSNumber.self) { return number }
         guard ExistentialFastPath.classInstanceAddress(value) != nil else { return nil }
         return value as? NSNumber
     }
@@ -129,11 +146,12 @@ enum AttributeValueCoding {
     /// code (`Int64(exactly:)` costs ten times more).
     @inline(__always)
     static func integer(of number: NSNumber) -> Int64? {
-        switch UInt8(bitPattern: number.objCType.pointee) {
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"):
+        // Type codes as numbers: a `UInt8(ascii:)` pattern is evaluated on every call.
+        switch number.objCType.pointee {
+        case 0x51, 0x4C: // "Q", "L": unsigned 64-bit
             let unsigned = number.uint64Value
             return unsigned <= UInt64(Int64.max) ? Int64(unsigned) : nil
-        case UInt8(ascii: "d"), UInt8(ascii: "f"):
+        case 0x64, 0x66: // "d", "f": double, float
             let double = number.doubleValue
             guard double.isFinite else { return nil }
             return Int64(exactly: double.rounded(.towardZero))

@@ -32,6 +32,17 @@ enum ExistentialFastPath {
         }
     }
 
+    /// The class instance an `Any` holds when it was boxed with static type exactly `T` (an
+    /// instance of `T` or of a subclass, put in the `Any` as a `T`): a comparison of the
+    /// existential's type word and a load, with no call into the runtime.
+    @inline(__always)
+    static func instance<T: AnyObject>(_ value: Any, boxedAs _: T.Type) -> T? {
+        // `as Any` keeps the existential closed (Swift 6 would otherwise open it into its content).
+        let words = unsafeBitCast(value as Any, to: (UnsafeRawPointer?, UInt, UInt, UnsafeRawPointer?).self)
+        guard words.3 == unsafeBitCast(T.self as Any.Type, to: UnsafeRawPointer.self), let object = words.0 else { return nil }
+        return Unmanaged<T>.fromOpaque(object).takeUnretainedValue()
+    }
+
     /// The address of the class instance an `Any?` holds directly, read without a dynamic cast;
     /// nil when it holds nothing or a value of any other kind (a struct, an enum, an optional, an
     /// `AnyHashable`, …), which the caller then casts the slow way.
