@@ -17,6 +17,9 @@ final class ProbeTeam: NSManagedObject {
     @Managed var wins: Int32
 }
 
+/// A player of a team, first touched through a relationship fault.
+final class ProbePlayer: NSManagedObject {}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ClassResolutionProbe: \(message)\n".utf8))
     exit(1)
@@ -97,8 +100,8 @@ func firstTouch(_ how: String, model: URL, store: URL) throws {
 }
 
 /// A model built here whose entity names this executable's `ProbeTeam` as `representedClassName`
-/// is written (`ProbeTeam`, `.ProbeTeam`, `ClassResolutionProbe.ProbeTeam`): an untyped insert
-/// and a fetch in a second coordinator give ProbeTeam instances.
+/// is written (`ProbeTeam`, `.ProbeTeam`, `ClassResolutionProbe.ProbeTeam`): an untyped insert,
+/// a relationship fault in a second coordinator and a merge in a third give its own classes.
 func executableClass(_ className: String, store: URL) throws {
     let entity = NSEntityDescription()
     entity.name = "Team"
@@ -111,10 +114,24 @@ func executableClass(_ className: String, store: URL) throws {
     wins.name = "wins"
     wins.attributeType = .integer32AttributeType
     wins.defaultValue = Int32(0)
-    entity.properties = [name, wins]
+    let player = NSEntityDescription()
+    player.name = "Player"
+    player.managedObjectClassName = className.replacingOccurrences(of: "ProbeTeam", with: "ProbePlayer")
+    let team = NSRelationshipDescription()
+    team.name = "team"
+    team.destinationEntity = entity
+    team.maxCount = 1
+    let players = NSRelationshipDescription()
+    players.name = "players"
+    players.destinationEntity = player
+    players.maxCount = 0
+    team.inverseRelationship = players
+    players.inverseRelationship = team
+    player.properties = [team]
+    entity.properties = [name, wins, players]
     let model = NSManagedObjectModel()
-    model.entities = [entity]
-    for pass in 0..<2 {
+    model.entities = [entity, player]
+    for pass in 0..<3 {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: nil)
         let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
@@ -123,11 +140,29 @@ func executableClass(_ className: String, store: URL) throws {
             let inserted = NSEntityDescription.insertNewObject(forEntityName: "Team", into: context)
             check(type(of: inserted) == ProbeTeam.self, "\(className) inserted a \(type(of: inserted))")
             inserted.setValue("Uruguay", forKey: "teamName")
+            NSEntityDescription.insertNewObject(forEntityName: "Player", into: context).setValue(inserted, forKey: "team")
             try context.save()
+        } else if pass == 1 {
+            // First touch through a relationship fault: a player's team.
+            let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
+            check(players.count == 1 && type(of: players[0]) == ProbePlayer.self, "\(className) fetched players \(players.map { type(of: $0) })")
+            let team = players[0].value(forKey: "team") as? NSManagedObject
+            check(team.map { type(of: $0) == ProbeTeam.self } == true, "the relationship fault gave a \(team.map { "\(type(of: $0))" } ?? "nil")")
+            check((team as? ProbeTeam)?.teamName == "Uruguay", "the faulted team has no name")
         } else {
-            let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team"))
-            check(fetched.count == 1 && type(of: fetched[0]) == ProbeTeam.self, "\(className) fetched \(fetched.map { type(of: $0) })")
-            check((fetched[0] as? ProbeTeam)?.teamName == "Uruguay", "the fetched team has no name")
+            // First touch through a merge: another context saves a team, this one merges it.
+            let writer = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            writer.persistentStoreCoordinator = coordinator
+            let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: writer, queue: nil) { notification in
+                context.mergeChanges(fromContextDidSave: notification)
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            try writer.performAndWait {
+                NSEntityDescription.insertNewObject(forEntityName: "Team", into: writer).setValue("Chile", forKey: "teamName")
+                try writer.save()
+            }
+            let merged = context.registeredObjects.filter { $0.entity.name == "Team" }
+            check(!merged.isEmpty && merged.allSatisfy { type(of: $0) == ProbeTeam.self }, "the merge gave \(merged.map { type(of: $0) })")
         }
     }
 }

@@ -70,7 +70,7 @@ struct ClassResolutionTests {
         #expect(output.contains("ok first-touch \(how) 32"))
     }
 
-    @Test("a class of the executable, named with and without a module", arguments: [
+    @Test("classes of the executable, named with and without a module: insert, relationship fault, merge", arguments: [
         "ProbeTeam", ".ProbeTeam", "ClassResolutionProbe.ProbeTeam", "App.ProbeTeam",
     ])
     func executableClass(name: String) async throws {
