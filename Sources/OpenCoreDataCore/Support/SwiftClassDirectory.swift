@@ -18,8 +18,6 @@ enum SwiftClassDirectory {
     struct Entry {
         /// The dotted path of the class's parents and its own name, from its module: `MyApp.Outer.Team`.
         let qualifiedName: String
-        /// The module that declares it.
-        let module: String
         /// The class's descriptor, from which its metadata is obtained.
         let descriptor: UnsafeRawPointer
     }
@@ -33,6 +31,10 @@ enum SwiftClassDirectory {
 
     /// The classes named `name` (any of the forms above), each as its metatype, in no set order.
     static func classes(named name: String) -> [AnyClass] {
+        #if canImport(Darwin)
+        // The Objective-C runtime knows every class by its qualified name.
+        return NSClassFromString(name).map { [$0] } ?? []
+        #else
         let parts = name.split(separator: ".", omittingEmptySubsequences: true).map(String.init)
         guard let simple = parts.last else { return [] }
         let path = parts.count > 1 ? parts.joined(separator: ".") : nil
@@ -42,12 +44,11 @@ enum SwiftClassDirectory {
             return entry.qualifiedName == path
         }
         return matching.compactMap { metadata(of: $0.descriptor) }
+        #endif
     }
 
+    #if !canImport(Darwin)
     private static func entries(forSimpleName simple: String) -> [Entry] {
-        #if canImport(Darwin)
-        return []
-        #else
         let sectionCount = countSections()
         return index.withLock { index in
             if index.sectionCount != sectionCount {
@@ -56,12 +57,10 @@ enum SwiftClassDirectory {
             }
             return index.entriesBySimpleName[simple] ?? []
         }
-        #endif
     }
 
     // MARK: Reading the runtime's records
 
-    #if !canImport(Darwin)
     /// What a walk over the images gathers: their number and, when asked, their classes.
     private final class Walk {
         let indexing: Bool
@@ -153,7 +152,7 @@ enum SwiftClassDirectory {
             context = parent(of: current)
         }
         guard let module else { return nil }
-        return Entry(qualifiedName: ([module] + names.reversed()).joined(separator: "."), module: module, descriptor: descriptor)
+        return Entry(qualifiedName: ([module] + names.reversed()).joined(separator: "."), descriptor: descriptor)
     }
 
     /// A context's parent: a relative pointer at offset 4 whose low bit marks an indirect one.
@@ -185,8 +184,6 @@ enum SwiftClassDirectory {
         guard let metadata = function(0) else { return nil }
         return unsafeBitCast(metadata, to: AnyClass.self)
     }
-    #else
-    private static func metadata(of descriptor: UnsafeRawPointer) -> AnyClass? { nil }
     #endif
 }
 
