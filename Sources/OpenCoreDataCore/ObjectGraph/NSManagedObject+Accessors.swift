@@ -185,30 +185,33 @@ enum ManagedValueConversion {
     /// `NSDate?`, `NSData?`, `NSUUID?`, `NSURL?`, as Xcode generates them), made explicitly: on
     /// Linux a cast such as `Decimal as? NSNumber` does not give the number Apple's bridging gives.
     private static func foundationObject<T>(_ value: Any, for _: T.Type) -> T? {
-        let object: AnyObject
-        switch value {
-        case let decimal as Decimal where T.self == NSDecimalNumber.self || T.self == NSDecimalNumber?.self || T.self == NSNumber?.self || T.self == NSNumber.self:
-            object = NSDecimalNumber(decimal: decimal)
-        case _ where T.self != NSNumber?.self && T.self != NSNumber.self: return foundationValueObject(value, for: T.self)
-        case let integer as Int64: object = NSNumber(value: integer)
-        case let integer as Int32: object = NSNumber(value: integer)
-        case let integer as Int16: object = NSNumber(value: integer)
-        case let double as Double: object = NSNumber(value: double)
-        case let float as Float: object = NSNumber(value: float)
-        case let bool as Bool: object = NSNumber(value: bool)
-        default: return nil
+        // The declared type decides first, so other properties (relationships) pay no casts.
+        let declared = ObjectIdentifier(T.self)
+        let object: AnyObject?
+        if declared == ObjectIdentifier(NSNumber?.self) || declared == ObjectIdentifier(NSNumber.self)
+            || declared == ObjectIdentifier(NSDecimalNumber?.self) || declared == ObjectIdentifier(NSDecimalNumber.self) {
+            switch value {
+            case let decimal as Decimal: object = NSDecimalNumber(decimal: decimal)
+            case let integer as Int64: object = NSNumber(value: integer)
+            case let integer as Int32: object = NSNumber(value: integer)
+            case let integer as Int16: object = NSNumber(value: integer)
+            case let double as Double: object = NSNumber(value: double)
+            case let float as Float: object = NSNumber(value: float)
+            case let bool as Bool: object = NSNumber(value: bool)
+            default: object = nil
+            }
+        } else if declared == ObjectIdentifier(NSDate?.self) || declared == ObjectIdentifier(NSDate.self) {
+            object = (value as? Date).map { NSDate(timeIntervalSinceReferenceDate: $0.timeIntervalSinceReferenceDate) }
+        } else if declared == ObjectIdentifier(NSData?.self) || declared == ObjectIdentifier(NSData.self) {
+            object = (value as? Data).map { NSData(data: $0) }
+        } else if declared == ObjectIdentifier(NSUUID?.self) || declared == ObjectIdentifier(NSUUID.self) {
+            object = (value as? UUID).flatMap { NSUUID(uuidString: $0.uuidString) }
+        } else if declared == ObjectIdentifier(NSURL?.self) || declared == ObjectIdentifier(NSURL.self) {
+            object = (value as? URL).flatMap { NSURL(string: $0.absoluteString) }
+        } else {
+            return nil
         }
-        return object as? T
-    }
-
-    private static func foundationValueObject<T>(_ value: Any, for _: T.Type) -> T? {
-        switch value {
-        case let date as Date where T.self == NSDate?.self || T.self == NSDate.self: NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate) as? T
-        case let data as Data where T.self == NSData?.self || T.self == NSData.self: NSData(data: data) as? T
-        case let uuid as UUID where T.self == NSUUID?.self || T.self == NSUUID.self: NSUUID(uuidString: uuid.uuidString) as? T
-        case let url as URL where T.self == NSURL?.self || T.self == NSURL.self: NSURL(string: url.absoluteString) as? T
-        default: nil
-        }
+        return object.flatMap { $0 as? T }
     }
 
     /// Some value of an attribute type, for key-path probes of non-optional properties.
