@@ -179,7 +179,7 @@ enum WebDriverHTTP {
     }
 
     /// Writes a request to 127.0.0.1:port and reads the response (its head, then Content-Length bytes).
-    private static func exchange(_ request: Data, port: Int) throws -> Data {
+    static func exchange(_ request: Data, port: Int) throws -> Data {
         try Browser.withLoopbackSocket(port: port) { descriptor, address, length in
             guard connect(descriptor, address, length) == 0 else { throw WebDriverError("can't connect to chromedriver on port \(port)") }
             try request.withUnsafeBytes { buffer in

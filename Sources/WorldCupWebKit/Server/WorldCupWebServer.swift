@@ -119,7 +119,9 @@ public final class WorldCupWebServer: Sendable {
             let start = request.uri.queryParameters.get("start", as: Int.self) ?? 0
             let count = min(max(request.uri.queryParameters.get("count", as: Int.self) ?? FailedBankList.batchSize, 0), 500)
             guard start >= 0 else { return JSONReply.error(WebRequestError.badRequest("start must not be negative.")) }
-            return try await JSONReply.run { try await banks.rows(in: start..<(start + count)) }
+            // A start near Int.max must not overflow: the range ends at Int.max and holds no rows.
+            let (end, overflow) = start.addingReportingOverflow(count)
+            return try await JSONReply.run { try await banks.rows(in: start..<(overflow ? Int.max : end)) }
         }
     }
 }
