@@ -37,23 +37,23 @@ enum AttributeValueCoding {
     /// at save (1610 or 1620 for a number, `NSManagedObjectValidationError` otherwise).
     @inline(__always)
     static func normalize(_ value: Any, for type: NSAttributeType) -> Any {
-        // The common bridged case first: a number boxed as NSNumber, found without a runtime call.
-        if let number = ExistentialFastPath.instance(value, boxedAs: NSNumber.self), let converted = convert(number, for: type) {
-            return converted
+        // Foundation's numbers, in one place: converted for the attribute, or kept (out of range, or
+        // set on an attribute that isn't a number) for validation to refuse.
+        if type.isNumeric || type == .booleanAttributeType, let number = bridgedNumber(value) {
+            return convert(number, for: type) ?? value
         }
         switch type {
         case .integer16AttributeType:
             if ExistentialFastPath.isExactly(value, Int16.self) { return value }
-            return convertibleInteger(value).flatMap { Int16(exactly: $0) } ?? value
+            return exactInteger(value).flatMap { Int16(exactly: $0) } ?? value
         case .integer32AttributeType:
             if ExistentialFastPath.isExactly(value, Int32.self) { return value }
-            return convertibleInteger(value).flatMap { Int32(exactly: $0) } ?? value
+            return exactInteger(value).flatMap { Int32(exactly: $0) } ?? value
         case .integer64AttributeType:
             if ExistentialFastPath.isExactly(value, Int64.self) { return value }
-            return convertibleInteger(value) ?? value
+            return exactInteger(value) ?? value
         case .doubleAttributeType:
             if ExistentialFastPath.isExactly(value, Double.self) { return value }
-            if let number = bridgedNumber(value) { return number.doubleValue }
             if let float = value as? Float { return Double(float) }
             if let cgFloat = value as? CGFloat { return Double(cgFloat) }
             if let decimal = value as? Decimal { return NSDecimalNumber(decimal: decimal).doubleValue }
@@ -61,7 +61,6 @@ enum AttributeValueCoding {
             return value
         case .floatAttributeType:
             if ExistentialFastPath.isExactly(value, Float.self) { return value }
-            if let number = bridgedNumber(value) { return number.floatValue }
             if let double = value as? Double { return Float(double) }
             if let cgFloat = value as? CGFloat { return Float(cgFloat) }
             if let decimal = value as? Decimal { return NSDecimalNumber(decimal: decimal).floatValue }
@@ -69,14 +68,12 @@ enum AttributeValueCoding {
             return value
         case .decimalAttributeType:
             if ExistentialFastPath.isExactly(value, Decimal.self) { return value }
-            if let number = bridgedNumber(value) { return number.decimalValue }
             if let integer = exactInteger(value) { return Decimal(integer) }
             if let double = value as? Double { return Decimal(double) }
             if let float = value as? Float { return Decimal(Double(float)) }
             return value
         case .booleanAttributeType:
             if ExistentialFastPath.isExactly(value, Bool.self) { return value }
-            if let number = bridgedNumber(value) { return number.boolValue }
             if let integer = exactInteger(value), integer == 0 || integer == 1 { return integer == 1 }
             return value
         case .stringAttributeType:
@@ -130,15 +127,6 @@ enum AttributeValueCoding {
         if let number = ExistentialFastPath.instance(value, boxedAs: NSNumber.self) { return number }
         guard ExistentialFastPath.classInstanceAddress(value) != nil else { return nil }
         return value as? NSNumber
-    }
-
-    /// The integer an integer attribute stores for a value: exact for Swift integers and integral
-    /// floating-point values; an `NSNumber` as Apple stores it (a fraction truncated toward zero);
-    /// nil for anything else or a number outside Int64.
-    @inline(__always)
-    static func convertibleInteger(_ value: Any) -> Int64? {
-        if let number = bridgedNumber(value) { return integer(of: number) }
-        return exactInteger(value)
     }
 
     /// An `NSNumber`'s value as Apple's Core Data stores it in an integer column: its integer, or a

@@ -14,29 +14,31 @@ struct ExecutableTests {
         let errors: String
     }
 
-    /// Runs `ocd` to completion, with standard output and error in files under `directory`.
-    static func run(_ arguments: [String], in directory: URL) async throws -> Result {
-        let process = try start(arguments, in: directory)
+    /// Runs `ocd` (or another of the package's executables) to completion, with standard output
+    /// and error in files under `directory`.
+    static func run(_ arguments: [String], in directory: URL, binary: URL = binary) async throws -> Result {
+        let process = try start(arguments, in: directory, binary: binary)
         await process.exited()
-        return Result(status: process.terminationStatus, output: read(directory, "out"), errors: read(directory, "err"))
+        let name = binary.lastPathComponent
+        return Result(status: process.terminationStatus, output: read(directory, "out", of: name), errors: read(directory, "err", of: name))
     }
 
-    static func start(_ arguments: [String], in directory: URL) throws -> Process {
+    static func start(_ arguments: [String], in directory: URL, binary: URL = binary) throws -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        for name in ["out", "err"] {
-            let url = directory.appendingPathComponent("ocd.\(name)")
+        for stream in ["out", "err"] {
+            let url = directory.appendingPathComponent("\(binary.lastPathComponent).\(stream)")
             _ = FileManager.default.createFile(atPath: url.path, contents: nil)
             let handle = try FileHandle(forWritingTo: url)
-            if name == "out" { process.standardOutput = handle } else { process.standardError = handle }
+            if stream == "out" { process.standardOutput = handle } else { process.standardError = handle }
         }
         try process.run()
         return process
     }
 
-    static func read(_ directory: URL, _ name: String) -> String {
-        (try? String(contentsOf: directory.appendingPathComponent("ocd.\(name)"), encoding: .utf8)) ?? ""
+    static func read(_ directory: URL, _ stream: String, of name: String = "ocd") -> String {
+        (try? String(contentsOf: directory.appendingPathComponent("\(name).\(stream)"), encoding: .utf8)) ?? ""
     }
 
     @Test("exit 0 and results on standard output; exit 1 and one line on standard error for a failure")

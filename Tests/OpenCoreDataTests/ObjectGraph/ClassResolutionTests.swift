@@ -15,21 +15,9 @@ struct ClassResolutionTests {
     /// Runs the probe; its standard output, or a failure with its standard error.
     static func runProbe(_ arguments: [String], in directory: URL) async throws -> String {
         try #require(FileManager.default.isExecutableFile(atPath: probe.path), "build the ClassResolutionProbe product first")
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = arguments
-        let output = directory.appendingPathComponent("probe-\(UUID().uuidString).out")
-        let errors = directory.appendingPathComponent("probe-\(UUID().uuidString).err")
-        for url in [output, errors] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        await process.exited()
-        let printed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        let complaint = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0,
-                "probe \(arguments.prefix(2)) ended with \(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus): \(complaint)")
-        return printed
+        let result = try await ExecutableTests.run(arguments, in: directory, binary: probe)
+        #expect(result.status == 0, "probe \(arguments.prefix(2)) ended with \(result.status): \(result.errors)")
+        return result.output
     }
 
     /// A new object of an in-memory model's one entity, whose class is named `className`.
