@@ -74,10 +74,10 @@ enum ModelFileSearch {
         return version(in: directories(of: nil), where: isSource)
     }
 
-    /// Whether a model's entity hashes are exactly those the store metadata records.
+    /// Whether a model's entities are those the store metadata records, by Core Data's rule.
     static func model(_ model: NSManagedObjectModel, matches metadata: [String: Any]) -> Bool {
-        guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return false }
-        return model.entityVersionHashesByName == hashes
+        model.freeze()
+        return StoreModelMatching.isCompatible(model.entities, with: metadata)
     }
 }
 

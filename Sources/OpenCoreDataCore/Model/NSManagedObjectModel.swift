@@ -160,14 +160,19 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         Dictionary(storedEntities.compactMap { entity in entity.name.map { ($0, entity.versionHash) } }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Whether a store with this metadata can be opened with this model and configuration.
+    /// A checksum of the entities' version hashes (base64 of a SHA-256), as stores record under
+    /// `NSStoreModelVersionChecksumKey`.
+    public var versionChecksum: String {
+        VersionHasher.checksum(entityVersionHashesByName)
+    }
+
+    /// Whether a store with this metadata can be opened with this model and configuration, by Core
+    /// Data's rule: the same entities with the same version hashes (names only for stores whose
+    /// hashes predate the current recipe).
     public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
-        guard let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return false }
-        let entities = self.entities(forConfigurationName: configuration) ?? []
-        for entity in entities {
-            guard let name = entity.name, storeHashes[name] == entity.versionHash else { return false }
-        }
-        return true
+        freeze()
+        guard let entities = self.entities(forConfigurationName: configuration) else { return false }
+        return StoreModelMatching.isCompatible(entities, with: metadata)
     }
 
     // MARK: Freezing
@@ -211,6 +216,9 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
                 if relationship.inverseRelationship == nil, let inverse = relationship.inverseName {
                     relationship.inverseRelationship = relationship.destinationEntity?.propertiesByName[inverse] as? NSRelationshipDescription
                 }
+                // Names outlive the weak links, so hashes stay the same once the model is gone.
+                if let destination = relationship.destinationEntity?.name { relationship.destinationEntityName = destination }
+                if let inverse = relationship.inverseRelationship?.name { relationship.inverseName = inverse }
             }
             for index in entity.indexes {
                 for element in index.elements where element.property == nil {

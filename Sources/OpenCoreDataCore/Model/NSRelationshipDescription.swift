@@ -5,11 +5,16 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// The entity the relationship points to (held weakly: nil once the entity is gone).
     public var destinationEntity: NSEntityDescription? {
         get { destinationReference?.entity }
-        set { destinationReference = newValue?.backReference }
+        set {
+            destinationReference = newValue?.backReference
+            destinationEntityName = newValue?.name
+        }
     }
     private var destinationReference: EntityBackReference?
-    /// The relationship on the destination that points back.
-    public weak var inverseRelationship: NSRelationshipDescription?
+    /// The relationship on the destination that points back (held weakly).
+    public weak var inverseRelationship: NSRelationshipDescription? {
+        didSet { inverseName = inverseRelationship?.name }
+    }
     /// The fewest objects the relationship may hold when saved (0: no minimum).
     public var minCount: Int = 0
     /// The most objects the relationship may hold (1: to-one, 0: unbounded to-many).
@@ -19,9 +24,10 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// Whether a to-many relationship keeps its objects in order (values are `NSOrderedSet`).
     public var isOrdered: Bool = false
 
-    /// The destination's name while the model is being loaded, before entities are linked.
+    /// The destination's name: recorded while a model file is loaded, before entities are linked,
+    /// and kept when the destination is set, so the relationship's hash outlives its model.
     var destinationEntityName: String?
-    /// The inverse's name while the model is being loaded, before entities are linked.
+    /// The inverse's name, recorded and kept like `destinationEntityName`.
     var inverseName: String?
 
     /// Whether the relationship holds at most one object.

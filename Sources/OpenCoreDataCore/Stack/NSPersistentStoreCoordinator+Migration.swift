@@ -10,11 +10,10 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 /// Called when loading a store failed because the file's model version hashes differ from the
 /// coordinator's model (134100):
 /// 1. The source model is the version (among those given with `OCDMigrationSourceModelsOptionKey`,
-///    then beside the model's own file, then in the bundles) whose hashes match the store's
-///    metadata. A SQLite store written by Apple's Core Data, whose hashes no model here
-///    reproduces, is matched by its schema instead (`SQLiteStoredTables.isExactly`: the same
-///    entities, and exactly the tables and property columns the version makes). None found is
-///    `NSMigrationMissingSourceModelError` (134130).
+///    then beside the model's own file, then in the bundles) whose version hashes match the
+///    store's metadata (`StoreModelMatching`). A store whose hashes Core Data compares by entity
+///    names only must also have exactly the tables and property columns the version makes
+///    (`SQLiteStoredTables.isExactly`). None found is `NSMigrationMissingSourceModelError` (134130).
 /// 2. The mapping is a mapping model made for the two versions if one is found, else the inferred
 ///    one when `NSInferMappingModelAutomaticallyOption` is on, else `NSMigrationMissingMappingModelError`.
 /// 3. An inferred mapping on a SQLite store runs in place, in one transaction. Any other migration
@@ -29,19 +28,21 @@ enum StoreMigrator {
               StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
               let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url) else { return false }
-        let writtenByApple = type == NSSQLiteStoreType && metadata[SQLiteStore.openCoreDataMarkerKey] == nil
-        // An Apple store's schema is read once and compared with each candidate in memory.
-        let storedTables = writtenByApple ? try? SQLiteStore.storedTables(at: url) : nil
-        let isSource: (NSManagedObjectModel) -> Bool = writtenByApple
-            ? { storedTables?.isExactly($0, configuration: configuration, metadata: metadata) ?? false }
-            : { ModelFileSearch.model($0, matches: metadata) }
+        let recorded = StoreModelMatching.normalized(metadata, storeType: type)
+        // Stores whose hashes Core Data compares by entity names only are also matched by their
+        // schema (read once, compared with each candidate in memory).
+        let namesOnly = type == NSSQLiteStoreType && StoreModelMatching.comparesNamesOnly(recorded)
+        let storedTables = namesOnly ? try? SQLiteStore.storedTables(at: url) : nil
+        let isSource: (NSManagedObjectModel) -> Bool = { candidate in
+            candidate.freeze()
+            let entities = candidate.entities(forConfigurationName: configuration) ?? candidate.entities
+            guard StoreModelMatching.isCompatible(entities, with: recorded) else { return false }
+            return !namesOnly || (storedTables?.isExactly(candidate, configuration: configuration, metadata: recorded) ?? false)
+        }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
         guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) else {
-            let reason = writtenByApple
-                ? "was written by Apple's Core Data with a model version whose entities, tables and columns match none of the versions found"
-                : "was made with a model version that can't be found"
             throw CoreDataError.make(.migrationMissingSourceModel,
-                "The store at \(url.path) \(reason), so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
+                "The store at \(url.path) was made with a model version whose version hashes match none of the versions found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
         }
         let mapping: NSMappingModel

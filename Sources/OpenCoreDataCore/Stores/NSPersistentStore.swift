@@ -17,6 +17,14 @@ public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
 public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
 /// Metadata key: the Core Data framework version that wrote the store.
 public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
+/// Metadata key: a checksum of the model's entity version hashes (the model's `versionChecksum`).
+public let NSStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
+/// Metadata key: the version of the recipe behind the recorded version hashes (3).
+let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
+/// Metadata key: a digest of the recorded entity names and version hashes.
+let NSStoreModelVersionHashesDigestKey = "NSStoreModelVersionHashesDigest"
+/// The Core Data framework version whose store format OpenCoreData writes, recorded in metadata.
+let openCoreDataFrameworkVersion = 1344
 
 /// A place objects are kept: a SQLite file, memory, or a binary file.
 ///
@@ -73,14 +81,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// The metadata a new store starts with.
     func initialMetadata() -> [String: Any] {
-        [
-            NSStoreUUIDKey: UUID().uuidString,
-            NSStoreTypeKey: type,
-            NSStoreModelVersionHashesKey: Dictionary(entities.compactMap { entity in entity.name.map { ($0, entity.versionHash) } }, uniquingKeysWith: { first, _ in first }),
-            NSStoreModelVersionIdentifiersKey: model.versionIdentifiers.compactMap { $0.base as? String },
-            NSPersistenceFrameworkVersionKey: 1,
-            "NSStoreModelVersionHashesVersion": 3,
-        ]
+        var metadata = StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)
+        metadata[NSStoreUUIDKey] = UUID().uuidString
+        metadata[NSStoreTypeKey] = type
+        metadata[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
+        return metadata
     }
 
     /// Throws 513 (`CoreDataError.storeFailure`) when a store file that will be written can't be:

@@ -141,8 +141,7 @@ import Testing
     }
 
     /// A store an Apple device wrote with an older model version migrates to the current one: its
-    /// version is found by its tables and columns (Apple's version hashes can't be reproduced), and
-    /// every bank keeps its values.
+    /// version is found by the entity version hashes Apple recorded, and every bank keeps its values.
     @Test func migratesAStoreAppleWroteWithAnOlderVersion() throws {
         let url = try copyOfStore()
         let directory = url.deletingLastPathComponent()
@@ -185,14 +184,22 @@ import Testing
         #expect(try fresh.count(for: withWebsite) == 1)
     }
 
-    /// An Apple-written store whose tables match no version found is not migrated: 134130, and
-    /// the file is left untouched.
+    /// An Apple-written store whose version hashes match no version found is not migrated:
+    /// 134130, and the file is left untouched.
     @Test func anAppleStoreOfNoKnownVersionIsLeftAlone() throws {
         let url = try copyOfStore()
         let directory = url.deletingLastPathComponent()
-        // A column no version of the model makes.
+        // Hashes no version of the model has (as if written by a version the app doesn't ship).
         let queue = try DatabaseQueue(path: url.path)
-        try queue.write { db in try db.execute(sql: "ALTER TABLE ZFAILEDBANKINFO ADD COLUMN ZMOTTO VARCHAR") }
+        try queue.write { db in
+            let plist = try #require(try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+            var metadata = try #require(try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any])
+            var hashes = try #require(metadata["NSStoreModelVersionHashes"] as? [String: Data])
+            hashes["FailedBankInfo"] = Data(repeating: 7, count: 32)
+            metadata["NSStoreModelVersionHashes"] = hashes
+            try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?",
+                           arguments: [try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)])
+        }
         try queue.close()
         let before = try TestSupport.snapshot(directory)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try laterVersion())
@@ -201,7 +208,7 @@ import Testing
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
         }
         #expect(error.code == NSMigrationMissingSourceModelError)
-        #expect(error.localizedDescription.contains("Apple's Core Data"))
+        #expect(error.localizedDescription.contains("version hashes match none"))
         #expect(try TestSupport.snapshot(directory) == before)
     }
 }

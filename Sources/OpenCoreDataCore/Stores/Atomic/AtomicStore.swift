@@ -61,11 +61,15 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
               let objects = root["objects"] as? [[String: Any]] else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
         }
-        let hashes = storedMetadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-        for entity in entities where hashes[entity.name ?? ""] != entity.versionHash {
-            throw CoreDataError.make(.incompatibleVersionHash, "The model used to open the store is incompatible with the one used to create the store at \(url.path) (entity \(entity.name ?? "?")).", url: url)
+        let checked = StoreModelMatching.normalized(storedMetadata, storeType: type)
+        let changed = StoreModelMatching.changedEntities(entities, against: checked)
+        guard changed.isEmpty else {
+            throw CoreDataError.make(.incompatibleVersionHash, "The model used to open the store is incompatible with the one used to create the store at \(url.path) (changed entities: \(changed.joined(separator: ", "))).", url: url)
         }
         metadata = storedMetadata
+        if StoreModelMatching.isLegacy(checked) {
+            metadata.merge(StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)) { _, new in new }
+        }
         identifier = storedMetadata[NSStoreUUIDKey] as? String ?? identifier
         let byName = model.entitiesByName
         for object in objects {

@@ -263,8 +263,9 @@ struct SQLiteInPlaceMigration {
 
     private func rewriteMetadata(_ metadata: [String: Any], destinationModel: NSManagedObjectModel, _ db: Database) throws {
         var updated = metadata
-        updated[NSStoreModelVersionHashesKey] = Dictionary(destination.entities.compactMap { e in e.name.map { ($0, e.versionHash) } }, uniquingKeysWith: { first, _ in first })
-        updated[NSStoreModelVersionIdentifiersKey] = destinationModel.versionIdentifiers.compactMap { $0.base as? String }
+        updated.merge(StoreModelMatching.modelKeys(for: destination.entities, versionIdentifiers: destinationModel.versionIdentifiers)) { _, new in new }
+        updated[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
+        updated.removeValue(forKey: NSStoreUUIDKey)
         updated[SQLiteStore.generationKey] = ((metadata[SQLiteStore.generationKey] as? Int) ?? 0) + 1
         let plist = try PropertyListSerialization.data(fromPropertyList: updated, format: .binary, options: 0)
         try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])

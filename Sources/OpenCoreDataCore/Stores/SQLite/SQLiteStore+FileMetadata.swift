@@ -10,9 +10,11 @@ extension SQLiteStore {
         var metadata = newMetadata
         metadata[NSStoreUUIDKey] = newMetadata[NSStoreUUIDKey] ?? current[NSStoreUUIDKey]
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
+        var stored = metadata
+        stored.removeValue(forKey: NSStoreUUIDKey)
         let plist: Data
         do {
-            plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+            plist = try PropertyListSerialization.data(fromPropertyList: stored, format: .binary, options: 0)
         } catch {
             throw CoreDataError.make(.coreData, "The metadata for \(url.path) can't be stored: every value must be a property-list value (\(error)).", url: url)
         }

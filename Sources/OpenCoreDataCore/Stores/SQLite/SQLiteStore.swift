@@ -37,6 +37,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             metadata = storedNumbers.metadata
             try open(url)
             try addMissingEntities(storedNumbers.numbers)
+            try recordVersionHashesIfLegacy()
         } else {
             guard !isReadOnly else {
                 throw CoreDataError.make(.openFailed, "The read-only store at \(path) does not exist.", url: url)
@@ -229,30 +230,26 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return metadata
     }
 
-    /// A store is compatible when its version hashes match the model's, or, for a store written by
-    /// another Core Data implementation (whose hashes are computed differently), when every table
-    /// and column the model needs exists.
+    /// Compares the store's recorded model with the entities by Core Data's rule
+    /// (`StoreModelMatching`). A store whose hashes are of a kind compared by entity names only
+    /// must also have every table and column the model needs.
     private static func checkCompatibility(_ db: Database, metadata: [String: Any], numbers: [String: Int], entities: [NSEntityDescription], url: URL) throws {
         let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-        let modelNames = Set(entities.compactMap(\.name))
-        let hashesMatch = entities.allSatisfy { entity in storeHashes[entity.name ?? ""] == entity.versionHash }
-        if hashesMatch && Set(storeHashes.keys) == modelNames { return }
-        let writtenHere = metadata[openCoreDataMarkerKey] != nil
-        if !writtenHere {
+        let changed = StoreModelMatching.changedEntities(entities, against: metadata)
+        if changed.isEmpty {
+            guard StoreModelMatching.comparesNamesOnly(metadata) else { return }
             let missing = try SQLiteStoredTables(db, numbers: numbers).fit(entities).missing
             if missing.isEmpty { return }
             throw CoreDataError.make(.incompatibleVersionHash,
                 "The model used to open the store is incompatible with the one used to create the store at \(url.path): missing \(missing.joined(separator: "; ")).",
-                url: url, userInfo: ["NSStoreModelVersionHashes": storeHashes])
+                url: url, userInfo: [NSStoreModelVersionHashesKey: storeHashes])
         }
-        let changed = entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name)
-        let removed = Set(storeHashes.keys).subtracting(modelNames)
         throw CoreDataError.make(.incompatibleVersionHash,
-            "The model used to open the store is incompatible with the one used to create the store at \(url.path) (changed entities: \((changed + removed).sorted().joined(separator: ", "))). Migrate the store or use the model version that created it.",
-            url: url, userInfo: ["NSStoreModelVersionHashes": storeHashes])
+            "The model used to open the store is incompatible with the one used to create the store at \(url.path) (changed entities: \(changed.joined(separator: ", "))). Migrate the store or use the model version that created it.",
+            url: url, userInfo: [NSStoreModelVersionHashesKey: storeHashes])
     }
 
-    static let openCoreDataMarkerKey = "OpenCoreDataStoreVersion"
+    static let openCoreDataMarkerKey = StoreModelMatching.markerKey
 
     /// The schema of the store file at `url` (read-only; see `SQLiteStoredTables`).
     static func storedTables(at url: URL) throws -> SQLiteStoredTables {
@@ -261,7 +258,6 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func createStore() throws {
         var initial = initialMetadata()
-        initial[Self.openCoreDataMarkerKey] = 1
         initial["_NSAutoVacuumLevel"] = "2"
         metadata = initial
         try write { db in
@@ -317,10 +313,22 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return "\(identifier ?? "")-g\(generation ?? 0)"
     }
 
+    /// A store written by OpenCoreData before it recorded Apple's version hashes gets them (and
+    /// the other model keys) when it is opened writable with a model that matches it.
+    private func recordVersionHashesIfLegacy() throws {
+        guard StoreModelMatching.isLegacy(metadata ?? [:]), !isReadOnly else { return }
+        metadata?.merge(StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)) { _, new in new }
+        metadata[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
+        try write { db in try writeMetadata(db) }
+    }
+
     private func writeMetadata(_ db: Database) throws {
-        let plist = try PropertyListSerialization.data(fromPropertyList: metadata as Any, format: .binary, options: 0)
+        // As in Apple's stores, the UUID is kept in its own column, not in the property list.
+        var stored: [String: Any] = metadata ?? [:]
+        stored.removeValue(forKey: NSStoreUUIDKey)
+        let plist = try PropertyListSerialization.data(fromPropertyList: stored as Any, format: .binary, options: 0)
         try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                       arguments: [metadata[NSStoreUUIDKey] as? String, plist])
+                       arguments: [metadata?[NSStoreUUIDKey] as? String, plist])
     }
 
     /// The metadata of a SQLite store file, read without opening it as a store.
