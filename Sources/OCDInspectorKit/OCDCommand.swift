@@ -6,9 +6,9 @@ public struct OCDCommand: ParsableCommand {
     /// The command's name, abstract and subcommands.
     public static let configuration = CommandConfiguration(
         commandName: "ocd",
-        abstract: "Inspect Core Data models and stores: model, info, fetch, import, watch.",
-        discussion: "Only `import` writes: every other command opens the store read-only and leaves the file as it was.",
-        subcommands: [ModelCommand.self, InfoCommand.self, FetchCommand.self, ImportCommand.self, WatchCommand.self]
+        abstract: "Inspect Core Data models and stores: model, info, fetch, export, import, watch, compile.",
+        discussion: "Only `import` writes a store (and `compile` a model): every other command opens the store read-only and leaves the file as it was.",
+        subcommands: [ModelCommand.self, InfoCommand.self, FetchCommand.self, ExportCommand.self, ImportCommand.self, WatchCommand.self, CompileCommand.self]
     )
 
     /// Creates the root command (ArgumentParser's requirement).

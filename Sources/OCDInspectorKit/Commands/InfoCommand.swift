@@ -41,6 +41,7 @@ struct InfoCommand: InspectorCommand {
             let loaded = try ModelFile.load(modelURL)
             let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
             let changed = loaded.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
+                + Set(storeHashes.keys).subtracting(loaded.entities.compactMap(\.name)).sorted()
             let lines = try countObjects(url, model: loaded)
             return StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
                                 modelPath: modelURL.path, changedEntities: changed, entities: lines)

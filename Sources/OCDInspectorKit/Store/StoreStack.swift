@@ -41,6 +41,10 @@ final class StoreStack {
 
     private static func open(_ url: URL, type: String, model: NSManagedObjectModel, options: [AnyHashable: Any]) throws -> StoreStack {
         let sideFiles = SideFiles(of: url)
+        // `ocd` never has the app's classes: plain managed objects, without a warning for each.
+        for entity in model.entities where entity.managedObjectClassName != "NSManagedObject" {
+            entity.managedObjectClassName = "NSManagedObject"
+        }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         do {
             let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)

@@ -32,7 +32,7 @@ enum ModelFileSearch {
                 } else if level < depth {
                     var isDirectory: ObjCBool = false
                     if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
-                       !["xcdatamodeld", "xcdatamodel", "xcmappingmodel"].contains(url.pathExtension) {
+                       !["xcdatamodeld", "xcdatamodel", "xcmappingmodel", "momd"].contains(url.pathExtension) {
                         visit(url, level + 1)
                     }
                 }
@@ -51,15 +51,16 @@ enum ModelFileSearch {
         return nil
     }
 
-    /// The versions of one `.xcdatamodeld`, in name order (none when it can't be read).
+    /// The versions of one `.xcdatamodeld` or `.momd`, in name order (none when it can't be read).
     static func versions(in bundle: URL) -> [NSManagedObjectModel] {
-        ((try? XcodeModelLoader.loadAllVersions(in: bundle)) ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        let loaded = bundle.pathExtension == "momd" ? try? CompiledModelLoader.loadAllVersions(in: bundle) : try? XcodeModelLoader.loadAllVersions(in: bundle)
+        return (loaded ?? [:]).sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// The first model version in the directories (each version of each `.xcdatamodeld`) that
-    /// `isWanted` accepts; bundles after the first match are not read.
+    /// The first model version in the directories (each version of each `.xcdatamodeld`, then of
+    /// each `.momd`) that `isWanted` accepts; bundles after the first match are not read.
     static func version(in directories: [URL], where isWanted: (NSManagedObjectModel) -> Bool) -> NSManagedObjectModel? {
-        for bundle in items(withExtension: "xcdatamodeld", in: directories) {
+        for bundle in items(withExtension: "xcdatamodeld", in: directories) + items(withExtension: "momd", in: directories) {
             if let found = versions(in: bundle).first(where: isWanted) { return found }
         }
         return nil

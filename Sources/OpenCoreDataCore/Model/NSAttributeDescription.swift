@@ -9,7 +9,7 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         get { customValueClassName ?? attributeType.valueClassName }
         set { customValueClassName = newValue }
     }
-    private var customValueClassName: String?
+    private(set) var customValueClassName: String?
     /// The value a newly inserted object starts with.
     public var defaultValue: Any?
     /// For a transformable attribute, the name of the `ValueTransformer` that converts its values to data.

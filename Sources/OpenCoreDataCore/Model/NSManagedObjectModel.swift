@@ -20,19 +20,24 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// Localized names of entities and properties (kept for API compatibility).
     public var localizationDictionary: [String: String]?
 
-    /// The Xcode model file the model was loaded from, if any (for finding its other versions and
-    /// mapping models when a store needs migrating).
+    /// The model file the model was loaded from, if any: an Xcode `contents` file or a compiled
+    /// `.mom` (for finding its other versions and mapping models when a store needs migrating).
     var sourceURL: URL?
 
-    /// The model's version name ("Model v2" for `Model.xcdatamodeld/Model v2.xcdatamodel`), when it
-    /// was loaded from an Xcode model file.
+    /// The model's version name ("Model v2" for `Model.xcdatamodeld/Model v2.xcdatamodel` or
+    /// `Model.momd/Model v2.mom`), when it was loaded from a model file.
     var versionName: String? {
+        if let file = sourceURL, file.pathExtension == "mom" { return file.deletingPathExtension().lastPathComponent }
         guard let folder = sourceURL?.deletingLastPathComponent(), folder.pathExtension == "xcdatamodel" else { return nil }
         return folder.deletingPathExtension().lastPathComponent
     }
 
-    /// The `.xcdatamodeld` bundle holding this version, when it was loaded from one.
+    /// The `.xcdatamodeld` or `.momd` bundle holding this version, when it was loaded from one.
     var versionBundleURL: URL? {
+        if let file = sourceURL, file.pathExtension == "mom" {
+            let bundle = file.deletingLastPathComponent()
+            return bundle.pathExtension == "momd" ? bundle : nil
+        }
         guard let bundle = sourceURL?.deletingLastPathComponent().deletingLastPathComponent(), bundle.pathExtension == "xcdatamodeld" else { return nil }
         return bundle
     }
@@ -40,11 +45,13 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// Creates an empty model.
     public override init() {}
 
-    /// Loads a model from an Xcode model: a `.xcdatamodeld` bundle (its current version), a
-    /// `.xcdatamodel` folder or a `contents` file. Returns nil and logs the reason when it can't.
+    /// Loads a model from a compiled model (a `.momd` folder's current version or a `.mom` file, as
+    /// Xcode builds them into an app) or from Xcode's source (a `.xcdatamodeld` bundle's current
+    /// version, a `.xcdatamodel` folder or a `contents` file). Returns nil and logs the reason when
+    /// it can't.
     public convenience init?(contentsOf url: URL) {
         do {
-            let loaded = try XcodeModelLoader.load(from: url)
+            let loaded = try Self.load(contentsOf: url)
             self.init()
             adopt(loaded)
         } catch {
@@ -53,9 +60,11 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Loads a model from an Xcode model file, throwing an error that names the file and line on failure.
+    /// Loads a model as `init(contentsOf:)` does, throwing an error that names the file (and the
+    /// line, for Xcode's XML) on failure.
     public static func load(contentsOf url: URL) throws -> NSManagedObjectModel {
-        try XcodeModelLoader.load(from: url)
+        if CompiledModelLoader.isCompiledModel(url) { return try CompiledModelLoader.load(from: url) }
+        return try XcodeModelLoader.load(from: url)
     }
 
     /// Loads a model from the bytes of a `contents` file; `file` only names it in errors. For the

@@ -30,7 +30,7 @@ enum StoreModelMatching {
     static func changedEntities(_ entities: [NSEntityDescription], against metadata: [String: Any]) -> [String] {
         let version = (metadata[NSStoreModelVersionHashesVersionKey] as? NSNumber)?.intValue ?? (metadata[NSStoreModelVersionHashesVersionKey] as? Int) ?? hashesVersion
         if version > hashesVersion { return ["(version hashes of a newer kind, \(version))"] }
-        guard let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return ["(no version hashes)"] }
+        guard let recorded = recordedHashes(metadata) else { return ["(no version hashes)"] }
         var names = Set<String>()
         var changed = Set<String>()
         let legacy = isLegacy(metadata)
@@ -45,6 +45,29 @@ enum StoreModelMatching {
         }
         changed.formUnion(Set(recorded.keys).subtracting(names))
         return changed.sorted()
+    }
+
+    /// The entity hashes a store's metadata records, whether the dictionary came from Swift or
+    /// from a property list (whose dictionaries arrive keyed by `AnyHashable` on Linux).
+    static func recordedHashes(_ metadata: [String: Any]) -> [String: Data]? {
+        let value = metadata[NSStoreModelVersionHashesKey]
+        if let hashes = value as? [String: Data] { return hashes }
+        guard let untyped = value as? [AnyHashable: Any] else { return nil }
+        var hashes: [String: Data] = [:]
+        for (key, hash) in untyped {
+            guard let name = key.base as? String, let data = hash as? Data else { return nil }
+            hashes[name] = data
+        }
+        return hashes
+    }
+
+    /// Metadata read from a file, with the recorded hashes typed as `[String: Data]` as
+    /// programs cast them.
+    static func typed(_ metadata: [String: Any]) -> [String: Any] {
+        guard metadata[NSStoreModelVersionHashesKey] != nil, let hashes = recordedHashes(metadata) else { return metadata }
+        var typed = metadata
+        typed[NSStoreModelVersionHashesKey] = hashes
+        return typed
     }
 
     /// The metadata as compared: binary stores are OpenCoreData's own format, and those without a

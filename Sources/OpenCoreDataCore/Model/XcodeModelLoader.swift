@@ -175,6 +175,10 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
         switch name {
         case "entity":
             if let entity = currentEntity {
+                // As Core Data's compiler does: a property that is the whole of a fetch index is indexed.
+                for index in entity.indexes where index.elements.count == 1 {
+                    currentProperties.first { $0.name == index.elements[0].propertyName }?.isIndexed = true
+                }
                 entity.properties = currentProperties
                 entities.append(entity)
             }
@@ -256,13 +260,19 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             let property = NSFetchedPropertyDescription()
             property.name = a["name"] ?? ""
             applyCommon(property, a)
+            property.isTransient = true // fetched properties are never stored
             currentProperty = property
             currentProperties.append(property)
         case "fetchRequest":
             let request = NSFetchRequest<NSFetchRequestResult>()
             request.templateEntityName = a["entity"]
             if let predicate = a["predicateString"] { request.predicate = NSPredicate(format: predicate) }
-            if let type = a["resultType"], let raw = UInt(type) { request.resultType = NSFetchRequestResultType(rawValue: raw) }
+            if let type = a["resultType"], let raw = UInt(type) {
+                request.resultType = NSFetchRequestResultType(rawValue: raw)
+                // Core Data's compiler turns off what the result type can't use.
+                if request.resultType == .managedObjectIDResultType { request.includesPropertyValues = false }
+                if request.resultType == .dictionaryResultType { request.includesPendingChanges = false }
+            }
             if let limit = a["fetchLimit"], let value = Int(limit) { request.fetchLimit = value }
             if let size = a["fetchBatchSize"], let value = Int(size) { request.fetchBatchSize = value }
             if let value = a["includeSubentities"] { request.includesSubentities = value == "YES" }

@@ -92,11 +92,11 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     }
 }
 
-/// Finds `<name>.xcdatamodeld` among resource bundles.
+/// Finds `<name>.xcdatamodeld` (or the compiled `<name>.momd`) among resource bundles.
 enum ModelLocator {
     static func model(named name: String) -> NSManagedObjectModel? {
         for directory in searchedPlaces() {
-            for candidate in ["\(name).xcdatamodeld", "\(name).xcdatamodel"] {
+            for candidate in ["\(name).xcdatamodeld", "\(name).xcdatamodel", "\(name).momd", "\(name).mom"] {
                 let url = directory.appendingPathComponent(candidate)
                 if FileManager.default.fileExists(atPath: url.path), let model = NSManagedObjectModel(contentsOf: url) { return model }
             }

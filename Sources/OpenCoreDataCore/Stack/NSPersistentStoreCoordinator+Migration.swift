@@ -13,7 +13,8 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 ///    then beside the model's own file, then in the bundles) whose version hashes match the
 ///    store's metadata (`StoreModelMatching`). A store whose hashes Core Data compares by entity
 ///    names only must also have exactly the tables and property columns the version makes
-///    (`SQLiteStoredTables.isExactly`). None found is `NSMigrationMissingSourceModelError` (134130).
+///    (`SQLiteStoredTables.isExactly`). Last comes the model a SQLite store keeps of itself
+///    (`SQLiteModelCache`). None found is `NSMigrationMissingSourceModelError` (134130).
 /// 2. The mapping is a mapping model made for the two versions if one is found, else the inferred
 ///    one when `NSInferMappingModelAutomaticallyOption` is on, else `NSMigrationMissingMappingModelError`.
 /// 3. An inferred mapping on a SQLite store runs in place, in one transaction. Any other migration
@@ -40,7 +41,13 @@ enum StoreMigrator {
             return !namesOnly || (storedTables?.isExactly(candidate, configuration: configuration, metadata: recorded) ?? false)
         }
         let given = options?[OCDMigrationSourceModelsOptionKey] as? [NSManagedObjectModel] ?? []
-        guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) else {
+        // Last, the model the store keeps of itself (Z_MODELCACHE), as Core Data does when the app
+        // no longer ships the version that wrote the store.
+        let cached = { () -> NSManagedObjectModel? in
+            guard type == NSSQLiteStoreType, let model = try? SQLiteModelCache.read(at: url), isSource(model) else { return nil }
+            return model
+        }
+        guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) ?? cached() else {
             throw CoreDataError.make(.migrationMissingSourceModel,
                 "The store at \(url.path) was made with a model version whose version hashes match none of the versions found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import OpenCoreData
 import Testing
 
@@ -183,6 +184,11 @@ import Testing
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try Self.makeStore(in: directory)
+        // A store that keeps no model of its own (as Core Data's before framework 637), so only
+        // the versions given can be its source.
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in try db.execute(sql: "DELETE FROM Z_MODELCACHE") }
+        try queue.close()
         let before = try TestSupport.snapshot(directory)
         var options = Self.migrating
         options[OCDMigrationSourceModelsOptionKey] = [Self.version1()]

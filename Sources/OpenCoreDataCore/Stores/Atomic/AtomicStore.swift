@@ -52,7 +52,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
               let metadata = root["metadata"] as? [String: Any] else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
         }
-        return metadata
+        return StoreModelMatching.typed(metadata)
     }
 
     private func decode(_ data: Data, url: URL) throws {
@@ -66,7 +66,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         guard changed.isEmpty else {
             throw CoreDataError.make(.incompatibleVersionHash, "The model used to open the store is incompatible with the one used to create the store at \(url.path) (changed entities: \(changed.joined(separator: ", "))).", url: url)
         }
-        metadata = storedMetadata
+        metadata = StoreModelMatching.typed(storedMetadata)
         if StoreModelMatching.isLegacy(checked) {
             metadata.merge(StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)) { _, new in new }
         }

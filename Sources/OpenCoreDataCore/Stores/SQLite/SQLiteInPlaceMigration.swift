@@ -269,6 +269,6 @@ struct SQLiteInPlaceMigration {
         updated[SQLiteStore.generationKey] = ((metadata[SQLiteStore.generationKey] as? Int) ?? 0) + 1
         let plist = try PropertyListSerialization.data(fromPropertyList: updated, format: .binary, options: 0)
         try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
-        if try db.tableExists("Z_MODELCACHE") { try db.execute(sql: "DELETE FROM Z_MODELCACHE") }
+        try SQLiteModelCache.write(destinationModel, db)
     }
 }

@@ -173,7 +173,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Opens a store file read-only, checks that it is SQLite, and runs `body` on it. Leaves the
     /// file as it was (WAL side files the check created are removed); any SQLite failure other
     /// than access or locking means the file is damaged (259).
-    private static func inspect<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
+    static func inspect<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
         }
@@ -223,7 +223,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var metadata: [String: Any] = [:]
         if let plist: Data = row["Z_PLIST"],
            let decoded = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
-            metadata = decoded
+            metadata = StoreModelMatching.typed(decoded)
         }
         if let uuid: String = row["Z_UUID"] { metadata[NSStoreUUIDKey] = uuid }
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
@@ -234,7 +234,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// (`StoreModelMatching`). A store whose hashes are of a kind compared by entity names only
     /// must also have every table and column the model needs.
     private static func checkCompatibility(_ db: Database, metadata: [String: Any], numbers: [String: Int], entities: [NSEntityDescription], url: URL) throws {
-        let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        let storeHashes = StoreModelMatching.recordedHashes(metadata) ?? [:]
         let changed = StoreModelMatching.changedEntities(entities, against: metadata)
         if changed.isEmpty {
             guard StoreModelMatching.comparesNamesOnly(metadata) else { return }
@@ -269,6 +269,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                arguments: [mapping.number, entity.name, superNumber])
             }
             try writeMetadata(db)
+            try SQLiteModelCache.write(model, db)
         }
     }
 
@@ -319,7 +320,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard StoreModelMatching.isLegacy(metadata ?? [:]), !isReadOnly else { return }
         metadata?.merge(StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)) { _, new in new }
         metadata[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
-        try write { db in try writeMetadata(db) }
+        try write { db in
+            try writeMetadata(db)
+            try SQLiteModelCache.write(model, db)
+        }
     }
 
     private func writeMetadata(_ db: Database) throws {

@@ -61,7 +61,7 @@ struct SQLiteStoredTables {
     func isExactly(_ model: NSManagedObjectModel, configuration: String?, metadata: [String: Any]) -> Bool {
         model.freeze()
         let entities = model.entities(forConfigurationName: configuration) ?? model.entities
-        guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data],
+        guard let hashes = StoreModelMatching.recordedHashes(metadata),
               Set(hashes.keys) == Set(entities.compactMap(\.name)) else { return false }
         let fit = fit(entities)
         return fit.missing.isEmpty && fit.extra.isEmpty

@@ -1,0 +1,91 @@
+import Foundation
+@testable import OpenCoreDataCore
+import OpenCoreData
+import Testing
+
+@Suite("ocd export, compile and model-less commands")
+struct ExportAndCompileCommandTests {
+    /// A World Cup store (it keeps its model, as every store written here does) without the model.
+    @Test("fetch, watch's model and export use the store's own model when --model is left out")
+    func modelLessCommands() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: FetchCommandTests.teams)
+        let before = try Data(contentsOf: store)
+        let fetch = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", "wins > 4", "--sort", "teamName", "--properties", "teamName"])
+        #expect(fetch.status == 0, "\(fetch.errors)")
+        #expect(fetch.output.contains("Brazil") && fetch.output.contains("Germany") && !fetch.output.contains("Spain"))
+
+        let export = Inspector.run(["export", store.path])
+        #expect(export.status == 0, "\(export.errors)")
+        let json = try #require(try Inspector.json(export.output) as? [String: Any])
+        let teams = try #require(json["Team"] as? [[String: Any]])
+        #expect(teams.count == 6)
+        #expect(Set(teams.compactMap { $0["teamName"] as? String }) == Set(FetchCommandTests.teams.map(\.0)))
+        #expect(teams.allSatisfy { ($0["id"] as? String)?.hasPrefix("Team/p") == true })
+        #expect(try Data(contentsOf: store) == before)
+        #expect(try Inspector.listing(directory) == ["WorldCup.sqlite"])
+    }
+
+    @Test("a store that keeps no model asks for --model")
+    func noCachedModel() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.copyFailedBanksStore(into: directory)
+        let run = Inspector.run(["export", store.path])
+        #expect(run.status == 1)
+        #expect(run.errors.contains("give --model"))
+    }
+
+    /// Export with --out: one file per entity, relationships as ids, JSON and CSV.
+    @Test("--out writes one JSON or CSV file per entity, with relationships as ids")
+    func exportFiles() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.copyFailedBanksStore(into: directory)
+        let model = Inspector.fixture("failedbanks/FailedBanksCD.xcdatamodeld")
+        let out = directory.appendingPathComponent("json")
+        let run = Inspector.run(["export", store.path, "--model", model, "--out", out.path, "--page-size", "50"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try Inspector.listing(out) == ["FailedBankDetails.json", "FailedBankInfo.json"])
+        let banks = try #require(try Inspector.json(String(contentsOf: out.appendingPathComponent("FailedBankInfo.json"), encoding: .utf8)) as? [[String: Any]])
+        #expect(banks.count == 233)
+        #expect(Set(banks.compactMap { $0["id"] as? String }).count == 233, "every bank once across pages")
+        let desert = try #require(banks.first { $0["name"] as? String == "Desert Hills Bank" })
+        #expect(desert["details"] as? String == "FailedBankDetails/p1")
+
+        let csv = directory.appendingPathComponent("csv")
+        #expect(Inspector.run(["export", store.path, "--model", model, "--csv", "--out", csv.path]).status == 0)
+        let lines = try String(contentsOf: csv.appendingPathComponent("FailedBankDetails.csv"), encoding: .utf8).split(whereSeparator: \.isNewline)
+        #expect(lines.first == "id,closeDate,updatedDate,zip,info")
+        #expect(lines.count == 234)
+        #expect(lines.contains { $0.hasPrefix("FailedBankDetails/p1,2010-03-26T00:00:00Z,") && $0.hasSuffix(",57060,FailedBankInfo/p1") })
+    }
+
+    /// `ocd compile` writes what Xcode's compiler wrote for the SwiftGen model: the same
+    /// VersionInfo.plist and, per version, a .mom that decodes to the same tree.
+    @Test("compile writes Xcode's .momd for the SwiftGen model")
+    func compile() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("Model.momd")
+        let run = Inspector.run(["compile", TestSupport.modelURL("swiftgen-kitchensink", "Model").path, "-o", output.path])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("Compiled 2 versions (current: Model 2)"))
+        let xcode = TestSupport.fixtures.appendingPathComponent("apple-files/swiftgen-momd/Model.momd")
+        #expect(try Inspector.listing(output) == ["Model 2.mom", "Model.mom", "VersionInfo.plist"])
+        func info(_ folder: URL) throws -> NSDictionary {
+            try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: folder.appendingPathComponent("VersionInfo.plist")), format: nil) as? NSDictionary)
+        }
+        #expect(try info(output) == info(xcode))
+        for version in ["Model", "Model 2"] {
+            let ours = try ModelCompilerTests.tree(Array(Data(contentsOf: output.appendingPathComponent("\(version).mom"))))
+            let theirs = try ModelCompilerTests.tree(Array(Data(contentsOf: xcode.appendingPathComponent("\(version).mom"))))
+            #expect(ours == theirs, "\(version)")
+        }
+        let model = Inspector.run(["model", output.path])
+        #expect(model.status == 0)
+        #expect(model.output.contains("version hash: 28IBwaJrLo9rgTC27Y9wg+iCKdtMHRtz2LzKq0hALRI="), "Xcode's hash for AbstractEntity")
+        #expect(Inspector.run(["compile", directory.appendingPathComponent("Missing.xcdatamodeld").path]).status == 1)
+    }
+}
