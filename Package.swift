@@ -109,6 +109,8 @@ let package = Package(
                           swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
         .executableTarget(name: "ModelXMLFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/ModelXMLFuzzer",
                           swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
+        .executableTarget(name: "CompiledModelFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/CompiledModelFuzzer",
+                          swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
         // Test helpers shared by the test target and the helper processes.
         .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
         .testTarget(

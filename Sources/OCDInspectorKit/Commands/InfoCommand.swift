@@ -53,8 +53,24 @@ struct InfoCommand: InspectorCommand {
             StoreSummary.EntityLine(name: entity.name, parent: entity.parent, number: entity.number, table: entity.table,
                                     rows: entity.rows, maxPrimaryKey: entity.maxPrimaryKey)
         }
-        return StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
-                            modelPath: nil, changedEntities: [], entities: lines)
+        var summary = StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
+                                   modelPath: nil, changedEntities: [], entities: lines)
+        summary.modelCache = Self.describeModelCache(url, metadata: metadata)
+        return summary
+    }
+
+    /// The model the store keeps of itself, in a few words: its entities and whether it is the
+    /// model the metadata records; "none" without one, or why it can't be read.
+    static func describeModelCache(_ url: URL, metadata: [String: Any]) -> String {
+        do {
+            let cached = try NSManagedObjectModel.cachedModel(ofStoreAt: url)
+            let matches = cached.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+            return "\(cached.entities.count) entities, \(matches ? "the model the store was written with" : "a model other than the one the hashes record")"
+        } catch let error as NSError where error.code == NSMigrationMissingSourceModelError {
+            return "none (give --model to fetch or export)"
+        } catch {
+            return "unreadable: \(error.localizedDescription)"
+        }
     }
 
     /// Counts each entity's objects (subentities included) through a read-only stack.

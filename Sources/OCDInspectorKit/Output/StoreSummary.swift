@@ -26,6 +26,8 @@ struct StoreSummary {
     /// Entities whose version hash in the model differs from the store's (with a model only).
     let changedEntities: [String]
     let entities: [EntityLine]
+    /// The model the store keeps of itself (`Z_MODELCACHE`), described in a few words, if read.
+    var modelCache: String?
 
     var uuid: String? { metadata[NSStoreUUIDKey] as? String }
 
@@ -39,6 +41,7 @@ struct StoreSummary {
             ("fileSize", .int(Int64(fileSize))),
         ]
         if let journal { members.append(("journal", .string(journal))) }
+        if let modelCache { members.append(("modelCache", .string(modelCache))) }
         members.append(("metadata", Self.metadataJSON(metadata)))
         if let modelPath {
             members.append(("model", .string(modelPath)))
@@ -69,6 +72,7 @@ struct StoreSummary {
     var text: String {
         var header = [["Store", path], ["Type", type + (journal.map { " (\($0) journal)" } ?? "")],
                       ["UUID", uuid ?? "none"], ["Size", "\(fileSize) bytes"]]
+        if let modelCache { header.append(["Model cache", modelCache]) }
         if let modelPath {
             header.append(["Model", modelPath])
             header.append(["Version hashes", changedEntities.isEmpty ? "match the model" : "differ for \(changedEntities.joined(separator: ", "))"])

@@ -73,6 +73,20 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         try XcodeModelLoader.load(xml: data, file: file)
     }
 
+    /// Loads a model from the bytes of a compiled model (a `.mom`, or with `compressed` a store's
+    /// `Z_MODELCACHE` content); `file` only names it in errors. For the fuzzers and tests.
+    package static func load(compiledModel data: Data, compressed: Bool, file: URL) throws -> NSManagedObjectModel {
+        var bytes = Array(data)
+        if compressed {
+            do {
+                bytes = try RawDeflate.inflate(bytes)
+            } catch let error as RawDeflate.FormatError {
+                throw CoreDataError.make(.fileReadCorruptFile, "The model cache in \(file.path) can't be decompressed: \(error.description).", url: file)
+            }
+        }
+        return try CompiledModelLoader.decode(bytes, file: file)
+    }
+
     /// Merges several models into one.
     public convenience init?(byMerging models: [NSManagedObjectModel]?) {
         self.init()

@@ -95,7 +95,12 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
 /// Finds `<name>.xcdatamodeld` (or the compiled `<name>.momd`) among resource bundles.
 enum ModelLocator {
     static func model(named name: String) -> NSManagedObjectModel? {
-        for directory in searchedPlaces() {
+        model(named: name, in: searchedPlaces())
+    }
+
+    /// The first `<name>.xcdatamodeld`, `.xcdatamodel`, `.momd` or `.mom` in the directories.
+    static func model(named name: String, in directories: [URL]) -> NSManagedObjectModel? {
+        for directory in directories {
             for candidate in ["\(name).xcdatamodeld", "\(name).xcdatamodel", "\(name).momd", "\(name).mom"] {
                 let url = directory.appendingPathComponent(candidate)
                 if FileManager.default.fileExists(atPath: url.path), let model = NSManagedObjectModel(contentsOf: url) { return model }

@@ -27,7 +27,7 @@ struct ExportAndCompileCommandTests {
         #expect(try Inspector.listing(directory) == ["WorldCup.sqlite"])
     }
 
-    @Test("a store that keeps no model asks for --model")
+    @Test("a store that keeps no model asks for --model; info says whether a store keeps one")
     func noCachedModel() throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -35,6 +35,10 @@ struct ExportAndCompileCommandTests {
         let run = Inspector.run(["export", store.path])
         #expect(run.status == 1)
         #expect(run.errors.contains("give --model"))
+        #expect(Inspector.run(["info", store.path]).output.contains("Model cache  none"))
+        let apple = Inspector.run(["info", Inspector.fixture("apple-files/bnr-testmodel/TestModel.sqlite"), "--json"])
+        let info = try #require(try Inspector.json(apple.output) as? [String: Any])
+        #expect(info["modelCache"] as? String == "2 entities, the model the store was written with")
     }
 
     /// Export with --out: one file per entity, relationships as ids, JSON and CSV.

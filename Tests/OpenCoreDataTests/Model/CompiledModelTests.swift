@@ -147,3 +147,15 @@ import Testing
         #expect((decoded["b"] as? [Any])?.first as? String == "x")
     }
 }
+
+/// `NSPersistentContainer(name:)` finds a compiled `<name>.momd` as Apple's does in an app bundle.
+@Suite struct CompiledModelLocationTests {
+    @Test func aContainerFindsTheCompiledModelByName() throws {
+        let directory = TestSupport.temporaryDirectory()
+        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("apple-files/swiftgen-momd/Model.momd"),
+                                         to: directory.appendingPathComponent("Model.momd"))
+        let model = try #require(ModelLocator.model(named: "Model", in: [directory]))
+        #expect(model.entitiesByName["NewEntity"] != nil, "the current version, Model 2")
+        #expect(ModelLocator.model(named: "Missing", in: [directory]) == nil)
+    }
+}

@@ -104,12 +104,16 @@ import Testing
     }
 
     /// The inputs the fuzzers found (Fixtures/FuzzRegressions/<target>/), through the same checks.
-    @Test(arguments: ["predicate", "model-xml"])
+    @Test(arguments: ["predicate", "model-xml", "compiled-model"])
     func inputsTheFuzzersFoundPassTheirChecks(_ target: String) throws {
         let folder = TestSupport.fixtures.appendingPathComponent("FuzzRegressions").appendingPathComponent(target)
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
         #expect(!files.isEmpty)
-        let check = target == "predicate" ? PredicateFuzzCheck.check : ModelXMLFuzzCheck.check
+        let check = switch target {
+        case "predicate": PredicateFuzzCheck.check
+        case "model-xml": ModelXMLFuzzCheck.check
+        default: CompiledModelFuzzCheck.check
+        }
         for file in files {
             let data = try Data(contentsOf: folder.appendingPathComponent(file))
             #expect(check(data) == nil, "\(target)/\(file)")

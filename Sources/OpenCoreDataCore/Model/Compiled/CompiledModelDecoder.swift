@@ -52,6 +52,7 @@ struct CompiledModelDecoder {
             guard let name = try archive.string(entry.key), let archived = try archive.object(entry.value) else { continue }
             model.setFetchRequestTemplate(try fetchRequest(archived, entityNames: namesByIndex), forName: name)
         }
+        try Self.checkInheritance(entities)
         model.linkByName()
         for entity in model.entities {
             for case let relationship as NSRelationshipDescription in entity.declaredProperties where relationship.destinationEntity == nil {
@@ -59,6 +60,21 @@ struct CompiledModelDecoder {
             }
         }
         return model
+    }
+
+    /// Refuses an entity that is its own ancestor, which would send every walk up the hierarchy
+    /// round for ever.
+    private static func checkInheritance(_ entities: [NSEntityDescription]) throws {
+        var parents: [String: String] = [:]
+        for entity in entities { if let name = entity.name, let parent = entity.superentityName { parents[name] = parent } }
+        for start in parents.keys {
+            var seen: Set<String> = [start]
+            var next = parents[start]
+            while let parent = next {
+                guard seen.insert(parent).inserted else { throw FormatError(description: "entity \(start) inherits from itself") }
+                next = parents[parent]
+            }
+        }
     }
 
     // MARK: Entities and properties

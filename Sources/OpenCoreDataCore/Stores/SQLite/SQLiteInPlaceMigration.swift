@@ -96,6 +96,7 @@ struct SQLiteInPlaceMigration {
             try db.execute(sql: "ALTER TABLE \(Self.prefix)\(name) RENAME TO \(name)")
         }
         for statement in statements where statement.hasPrefix("CREATE INDEX") { try db.execute(sql: statement) }
+        for statement in destination.entityColumnFillStatements() { try db.execute(sql: statement) }
         try SQLiteDerivedAttributes(schema: destination).install(db)
         try rewritePrimaryKeys(db)
         try rewriteMetadata(metadata, destinationModel: destinationModel, db)

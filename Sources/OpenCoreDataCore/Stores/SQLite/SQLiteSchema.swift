@@ -6,6 +6,9 @@ import Foundation
 ///   row's entity number) and `Z_OPT` (optimistic-locking version), then one column per stored
 ///   attribute (`Z<NAME>`) and per to-one relationship (`Z<NAME>`, the destination's `Z_PK`) of
 ///   every entity of the hierarchy.
+/// - A to-one relationship whose destination has subentities also has `Z<n>_<NAME>` beside its
+///   key, holding the destination row's `Z_ENT` (n is the destination's entity number), so a row
+///   decodes to the right subentity without reading the destination's table.
 /// - An ordered to-many relationship whose inverse is to-one adds `Z_FOK_<INVERSE>` (the order)
 ///   to the destination's table.
 /// - A many-to-many relationship has a join table `Z_<n><NAME>` with columns `Z_<n><INVERSE>` and
@@ -20,6 +23,9 @@ final class SQLiteSchema {
         let tableName: String
         /// Column name by property slot, for stored attributes and to-one relationships.
         var columnsBySlot: [Int: String] = [:]
+        /// The destination entity-number column (`Z<n>_<NAME>`) by slot, for to-one relationships
+        /// whose destination has subentities, when the store has it.
+        var entityColumnsBySlot: [Int: String] = [:]
         /// The entity and its subentities' numbers (for `Z_ENT IN (…)`).
         var numbersWithSubentities: [Int] = []
 
@@ -77,6 +83,10 @@ final class SQLiteSchema {
                     mapping.columnsBySlot[attribute.slot] = columnName(for: attribute)
                 } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
                     mapping.columnsBySlot[relationship.slot] = columnName(for: relationship)
+                    if let destination = relationship.destinationEntity, !destination.subentities.isEmpty,
+                       let destinationNumber = mappings[ObjectIdentifier(destination)]?.number {
+                        mapping.entityColumnsBySlot[relationship.slot] = "Z\(destinationNumber)_" + relationship.name.uppercased()
+                    }
                 }
             }
         }
@@ -103,6 +113,31 @@ final class SQLiteSchema {
     }
 
     func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[ObjectIdentifier(entity)] }
+
+    /// Forgets the entity-number columns an existing store lacks (stores OpenCoreData wrote
+    /// before it made them); `columns` are the store's columns by upper-cased table name.
+    func keepEntityColumns(presentIn columns: [String: Set<String>]) {
+        for mapping in mappings.values {
+            let present = columns[mapping.tableName.uppercased()] ?? []
+            mapping.entityColumnsBySlot = mapping.entityColumnsBySlot.filter { present.contains($0.value.uppercased()) }
+        }
+    }
+
+    /// Statements that set every entity-number column from the destination rows (after rows were
+    /// copied in without them).
+    func entityColumnFillStatements() -> [String] {
+        var statements: [String] = []
+        for entity in entities {
+            guard let mapping = mapping(for: entity) else { continue }
+            for (slot, entityColumn) in mapping.entityColumnsBySlot.sorted(by: { $0.key < $1.key }) {
+                guard let relationship = entity.frozenProperties[slot] as? NSRelationshipDescription, relationship.entity === entity,
+                      let destination = relationship.destinationEntity, let target = self.mapping(for: destination),
+                      let key = mapping.columnsBySlot[slot] else { continue }
+                statements.append("UPDATE \(mapping.tableName) SET \(entityColumn) = (SELECT d.Z_ENT FROM \(target.tableName) d WHERE d.Z_PK = \(mapping.tableName).\(key)) WHERE \(key) IS NOT NULL")
+            }
+        }
+        return statements
+    }
 
     func entity(number: Int) -> NSEntityDescription? { entitiesByNumber[number] }
 
@@ -153,6 +188,9 @@ final class SQLiteSchema {
                 guard let column = mapping.columnsBySlot[property.slot] else { continue }
                 let type = (property as? NSAttributeDescription).map(Self.columnType) ?? "INTEGER"
                 if !tables[mapping.tableName]!.contains(where: { $0.0 == column }) { tables[mapping.tableName]!.append((column, type)) }
+                if let entityColumn = mapping.entityColumnsBySlot[property.slot], !tables[mapping.tableName]!.contains(where: { $0.0 == entityColumn }) {
+                    tables[mapping.tableName]!.append((entityColumn, "INTEGER"))
+                }
             }
             for relationship in entity.frozenRelationships where relationship.entity === entity {
                 if let order = orderColumn(for: relationship), let destination = relationship.destinationEntity,

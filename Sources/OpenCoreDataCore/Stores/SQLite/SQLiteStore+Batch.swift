@@ -148,7 +148,8 @@ extension SQLiteStore {
                             try history?.recordRows(db, transaction: transaction, type: .update, of: other,
                                                     where: "\(column) IN (SELECT pk FROM ocd_batch_keys)", updatedSlots: [relationship.slot])
                         }
-                        try db.execute(sql: "UPDATE \(otherMapping.tableName) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT pk FROM ocd_batch_keys)")
+                        let entityColumn = otherMapping.entityColumnsBySlot[relationship.slot].map { ", \($0) = NULL" } ?? ""
+                        try db.execute(sql: "UPDATE \(otherMapping.tableName) SET \(column) = NULL\(entityColumn), Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT pk FROM ocd_batch_keys)")
                     }
                 }
             }

@@ -33,6 +33,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if exists && !isEmpty {
             let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities)
             schema = SQLiteSchema(entities: entities, storedNumbers: storedNumbers.numbers)
+            schema.keepEntityColumns(presentIn: storedNumbers.columns)
             derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
             metadata = storedNumbers.metadata
             try open(url)
@@ -158,7 +159,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
-    static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws -> (numbers: [String: Int], metadata: [String: Any]) {
+    static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws
+        -> (numbers: [String: Int], metadata: [String: Any], columns: [String: Set<String>]) {
         try inspect(url) { db in
             guard try db.tableExists("Z_PRIMARYKEY") else {
                 throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_PRIMARYKEY table).", url: url)
@@ -166,7 +168,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let metadata = try readMetadata(db, url: url)
             let numbers = try SQLiteStoredTables.entityNumbers(db)
             try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
-            return (numbers, metadata)
+            return (numbers, metadata, try SQLiteStoredTables(db, numbers: numbers).columns)
         }
     }
 
@@ -442,6 +444,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let kind: SQLiteValueCoding.ColumnKind
         /// The property, for to-one relationships and transformable attributes.
         let property: NSPropertyDescription
+        /// For a to-one relationship to an entity with subentities: the column of the
+        /// destination's entity number, when the store has one.
+        var entityColumn: Int32?
     }
 
     /// The select list for a set of entities and each entity's decoding plan.
@@ -456,21 +461,26 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if let plan = selectPlans[ObjectIdentifier(entity)] { return plan }
         let plan = SelectPlan()
         var indexByColumn: [String: Int32] = [:]
+        /// The select-list index of a column, added on first use.
+        func column(_ name: String) -> Int32 {
+            if let existing = indexByColumn[name] { return existing }
+            let index = Int32(3 + plan.columns.count)
+            indexByColumn[name] = index
+            plan.columns.append(name)
+            return index
+        }
         let members = entity.selfAndDescendants.filter { schema.mapping(for: $0) != nil }
         for member in members {
             let mapping = schema.mapping(for: member)!
             var columns: [ColumnPlan] = []
             for property in member.frozenProperties where !property.isTransient {
-                guard let column = mapping.columnsBySlot[property.slot] else { continue }
-                let index: Int32
-                if let existing = indexByColumn[column] {
-                    index = existing
-                } else {
-                    index = Int32(3 + plan.columns.count)
-                    indexByColumn[column] = index
-                    plan.columns.append(column)
+                guard let name = mapping.columnsBySlot[property.slot] else { continue }
+                let index = column(name)
+                var columnPlan = ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property)
+                if let entityColumn = mapping.entityColumnsBySlot[property.slot] {
+                    columnPlan.entityColumn = column(entityColumn)
                 }
-                columns.append(ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property))
+                columns.append(columnPlan)
             }
             plan.plans[mapping.number] = RowPlan(entity: member, columns: columns)
         }
@@ -507,7 +517,13 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             case .toOne:
                 guard sqlite3_column_type(statement, column.column) != SQLITE_NULL,
                       let destination = (column.property as? NSRelationshipDescription)?.destinationEntity else { continue }
-                writer.setCell(makeDestinationID(db, destination, sqlite3_column_int64(statement, column.column)), at: column.slot)
+                let key = sqlite3_column_int64(statement, column.column)
+                if let entityColumn = column.entityColumn, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL,
+                   let entity = schema.entity(number: Int(sqlite3_column_int64(statement, entityColumn))) {
+                    writer.setCell(objectID(for: entity, primaryKey: key), at: column.slot)
+                } else {
+                    writer.setCell(makeDestinationID(db, destination, key), at: column.slot)
+                }
             case .transformable:
                 writer.setCell(TransformableCoding.decode(SQLiteValueCoding.blobValue(statement, column.column), for: column.property as! NSAttributeDescription), at: column.slot)
             default:
@@ -838,6 +854,13 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let kinds: [SQLiteValueCoding.ColumnKind]
         let properties: [NSPropertyDescription]
         let entityNumber: Int64
+        /// To-one slots whose destination's entity number is written too (`Z<n>_<NAME>`), after
+        /// the slots' own columns.
+        let entitySlots: [Int]
+        /// Entity numbers of the destinations of `entitySlots`, by entity.
+        let destinationNumbers: [ObjectIdentifier: Int64]
+        /// Parameters of one row: key, entity, version, the slots' columns, the entity columns.
+        var parametersPerRow: Int32 { Int32(3 + slots.count + entitySlots.count) }
         /// Rows that one multi-row INSERT writes: `rowsPerInsertLimit`, fewer when that many rows
         /// would bind more than `parametersPerStatementLimit` values.
         let rowsPerInsert: Int
@@ -856,12 +879,21 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         /// a linked SQLite can have unless it was built with a smaller one on purpose.
         static let parametersPerStatementLimit = 999
 
-        init(entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping) {
+        init(entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping, schema: SQLiteSchema) {
             self.entity = entity
             // Derived attributes are the store's to compute (its triggers): never written from objects.
             slots = mapping.columnsBySlot.keys.sorted().filter { !(entity.frozenProperties[$0] is NSDerivedAttributeDescription) }
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + slots.map { mapping.columnsBySlot[$0]! }
-            let assignments = ["Z_OPT = Z_OPT + 1"] + slots.map { "\(mapping.columnsBySlot[$0]!) = ?" }
+            entitySlots = mapping.entityColumnsBySlot.keys.sorted()
+            var numbers: [ObjectIdentifier: Int64] = [:]
+            for slot in entitySlots {
+                for destination in (entity.frozenProperties[slot] as? NSRelationshipDescription)?.destinationEntity?.selfAndDescendants ?? [] {
+                    if let number = schema.mapping(for: destination)?.number { numbers[ObjectIdentifier(destination)] = Int64(number) }
+                }
+            }
+            destinationNumbers = numbers
+            let written = slots.map { mapping.columnsBySlot[$0]! } + entitySlots.map { mapping.entityColumnsBySlot[$0]! }
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + written
+            let assignments = ["Z_OPT = Z_OPT + 1"] + written.map { "\($0) = ?" }
             properties = slots.map { entity.frozenProperties[$0] }
             let rowParameters = "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             func insert(rows: Int) -> String {
@@ -932,6 +964,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     }
                 }
             }
+            for (offset, slot) in entitySlots.enumerated() {
+                let parameter = first + Int32(slots.count + offset)
+                if let destination = values[slot] as? NSManagedObjectID, let number = destinationNumbers[ObjectIdentifier(destination.entity)] {
+                    sqlite3_bind_int64(handle, parameter, number)
+                } else {
+                    sqlite3_bind_null(handle, parameter)
+                }
+            }
         }
     }
 
@@ -941,7 +981,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func writePlan(for entity: NSEntityDescription) -> WritePlan {
         if let lastWritePlan, lastWritePlan.entity === entity { return lastWritePlan }
-        let plan = writePlans[ObjectIdentifier(entity)] ?? WritePlan(entity: entity, mapping: schema.mapping(for: entity)!)
+        let plan = writePlans[ObjectIdentifier(entity)] ?? WritePlan(entity: entity, mapping: schema.mapping(for: entity)!, schema: schema)
         writePlans[ObjectIdentifier(entity)] = plan
         lastWritePlan = plan
         return plan
@@ -965,7 +1005,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func insertRows(of entity: NSEntityDescription, count: Int, _ db: Database, _ primaryKey: (NSManagedObjectID) -> Int64?,
                     row: (Int) -> (primaryKey: Int64, values: SlotValues)) throws {
         let plan = writePlan(for: entity)
-        let parametersPerRow = Int32(plan.slots.count + 3)
+        let parametersPerRow = plan.parametersPerRow
         var next = 0
         while next < count {
             let rows = count - next >= plan.rowsPerInsert ? plan.rowsPerInsert : 1
@@ -985,8 +1025,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let plan = writePlan(for: record.entity)
         let handle = try plan.preparedUpdate(db)
         plan.bindColumns(of: record.values, to: handle, from: 1, primaryKeyOf: primaryKey)
-        sqlite3_bind_int64(handle, Int32(plan.slots.count + 1), record.objectID.primaryKey)
-        sqlite3_bind_int64(handle, Int32(plan.slots.count + 2), record.version)
+        let written = plan.parametersPerRow - 3
+        sqlite3_bind_int64(handle, written + 1, record.objectID.primaryKey)
+        sqlite3_bind_int64(handle, written + 2, record.version)
         try run(handle, db, sql: plan.updateSQL)
         return db.changesCount > 0
     }
