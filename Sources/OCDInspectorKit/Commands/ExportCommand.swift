@@ -135,10 +135,9 @@ struct ExportCommand: InspectorCommand {
         return JSONValue.object(fields).compact()
     }
 
-    /// `Entity/p<key>`, the last two parts of the object's URI.
+    /// `Entity/p<key>`, the last two parts of the object's URI (built without making the URL).
     static func reference(_ id: NSManagedObjectID) -> String {
-        let components = id.uriRepresentation().pathComponents.suffix(2)
-        return components.joined(separator: "/")
+        "\(id.entity.name ?? "")/p\(id.primaryKey)"
     }
 }
 

@@ -122,6 +122,13 @@ enum JSONValue: Encodable, Equatable {
     }
 
     private static func appendQuoted(_ string: String, to text: inout String) {
+        // Most strings need no escape: appended whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += "\""
+            text += string
+            text += "\""
+            return
+        }
         text += "\""
         for scalar in string.unicodeScalars {
             switch scalar {

@@ -18,8 +18,8 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
 
     private static let temporaryCounter = LockedValue<Int64>(0)
 
-    /// The row's primary key (`Z_PK`), or 0 for a temporary ID.
-    var primaryKey: Int64 { key.primaryKey > 0 ? key.primaryKey : 0 }
+    /// The row's primary key (`Z_PK`), or 0 for a temporary ID. (Package-visible for `ocd`.)
+    package var primaryKey: Int64 { key.primaryKey > 0 ? key.primaryKey : 0 }
 
     init(entity: NSEntityDescription, storeIdentifier: String, storeNumber: Int, primaryKey: Int64) {
         self.entity = entity

@@ -1,4 +1,5 @@
 import Foundation
+@testable import OCDInspectorKit
 @testable import OpenCoreDataCore
 import OpenCoreData
 import Testing
@@ -39,6 +40,19 @@ struct ExportAndCompileCommandTests {
         let apple = Inspector.run(["info", Inspector.fixture("apple-files/bnr-testmodel/TestModel.sqlite"), "--json"])
         let info = try #require(try Inspector.json(apple.output) as? [String: Any])
         #expect(info["modelCache"] as? String == "2 entities, the model the store was written with")
+    }
+
+    /// The export's one-line JSON escapes what JSON requires and reads back exactly.
+    @Test("compact JSON escapes quotes, backslashes and control characters")
+    func compactJSON() throws {
+        let tricky = "plain \"quoted\" back\\slash\nnew line\ttab \u{1} é ✓"
+        let value = JSONValue.object([("s", .string(tricky)), ("n", .int(-3)), ("d", .double(1.5)), ("b", .bool(true)), ("z", .null),
+                                      ("a", .array([.string("x"), .string("")]))])
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(value.compact().utf8)) as? [String: Any])
+        #expect(parsed["s"] as? String == tricky)
+        #expect((parsed["n"] as? NSNumber)?.intValue == -3)
+        #expect(parsed["z"] is NSNull)
+        #expect(parsed["a"] as? [String] == ["x", ""])
     }
 
     /// Export with --out: one file per entity, relationships as ids, JSON and CSV.

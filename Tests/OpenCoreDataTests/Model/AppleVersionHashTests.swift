@@ -161,6 +161,17 @@ import Testing
         #expect(NSManagedObjectModel.mergedModel(from: [], forStoreMetadata: base) == nil)
     }
 
+    /// `mergedModel(from:forStoreMetadata:)` picks, among the bundles' model versions, the one
+    /// whose hashes are those Apple recorded in a store (here the test bundle's fixtures, which
+    /// hold many models, among them both versions of the Big Nerd Ranch model).
+    @Test func theBundlesModelForAnAppleStoreIsFoundByHash() throws {
+        let store = Self.apple.appendingPathComponent("bnr-testmodel/TestModel.sqlite")
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: store)
+        let found = try #require(NSManagedObjectModel.mergedModel(from: [Bundle.module], forStoreMetadata: metadata))
+        #expect(Set(found.entitiesByName.keys) == ["Author", "Book"], "TestModel, not TestModel 2 (which adds Publisher)")
+        #expect(found.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+    }
+
     /// A store written by an earlier OpenCoreData, which recorded hashes of its own, still opens
     /// with its model and then records Apple's; with another model it is refused.
     @Test func aStoreWithEarlierOpenCoreDataHashesIsUpgraded() throws {
