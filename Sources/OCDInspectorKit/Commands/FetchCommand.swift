@@ -27,10 +27,12 @@ struct FetchCommand: InspectorCommand {
     @Option(help: "A sort key, key[:asc|desc]; repeat for several.")
     var sort: [String] = []
 
-    @Option(help: "At most this many objects.")
+    // `.unconditional`: a negative value (`--limit -1`) is taken as the value, so that
+    // `validate()` can say what is wrong with it, not "missing value".
+    @Option(parsing: .unconditional, help: "At most this many objects.")
     var limit: Int?
 
-    @Option(help: "Skip this many objects first.")
+    @Option(parsing: .unconditional, help: "Skip this many objects first.")
     var offset: Int?
 
     @Option(help: "Comma-separated key paths to print (default: the entity's attributes).")

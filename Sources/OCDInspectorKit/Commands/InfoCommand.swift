@@ -90,7 +90,8 @@ struct InfoCommand: InspectorCommand {
     private static func journalMode(_ url: URL) -> String? {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
         defer { try? handle.close() }
-        let header = Array(handle.readData(ofLength: 20))
+        guard let data = try? handle.read(upToCount: 20) else { return nil }
+        let header = Array(data)
         guard header.count == 20 else { return nil }
         return header[18] == 2 ? "wal" : "rollback"
     }

@@ -29,6 +29,12 @@ enum JSONValue: Encodable, Equatable {
     /// Converts a value read from a store, a model or a property list.
     init(_ value: Any?) {
         guard let value else { self = .null; return }
+        // A Foundation number (from a property list) says by its type code whether it is a
+        // Boolean; `as Bool` would take any 0 or 1 for one.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+            self = Self.number(number)
+            return
+        }
         switch value {
         case let value as JSONValue: self = value
         case let value as Bool: self = .bool(value)
@@ -39,8 +45,21 @@ enum JSONValue: Encodable, Equatable {
         case let value as [String: Any]: self = .object(value.keys.sorted().map { ($0, JSONValue(value[$0])) })
         case let value as [Any]: self = .array(value.map { JSONValue($0) })
         case let value as Set<AnyHashable>: self = .array(value.map { JSONValue($0.base) }.sorted { "\($0)" < "\($1)" })
-        case let value as NSNumber: self = .double(value.doubleValue)
+        case let value as NSNumber: self = Self.number(value)
         default: self = .string(ValueText.plain(value))
+        }
+    }
+
+    /// A Foundation number as a JSON Boolean, integer or double, by its type code.
+    private static func number(_ number: NSNumber) -> JSONValue {
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "B"):
+            // Foundation makes Booleans `c` (char) numbers; a char holding another value is a number.
+            return number.int64Value == 0 || number.int64Value == 1 ? .bool(number.boolValue) : .int(number.int64Value)
+        case UInt8(ascii: "f"), UInt8(ascii: "d"):
+            return number.doubleValue.isFinite ? .double(number.doubleValue) : .string("\(number)")
+        default:
+            return .int(number.int64Value)
         }
     }
 

@@ -87,6 +87,7 @@ enum StoreFileType {
     static func isSQLite(_ url: URL) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
         defer { try? handle.close() }
-        return Array(handle.readData(ofLength: 16)) == sqliteHeader
+        // `read(upToCount:)` throws where `readData(ofLength:)` would trap (a directory).
+        return Array((try? handle.read(upToCount: 16)) ?? Data()) == sqliteHeader
     }
 }

@@ -30,11 +30,7 @@ extension NSPersistentStoreCoordinator {
 
     /// The type of the store file at a URL: SQLite when it starts with SQLite's header, binary otherwise.
     static func storeType(ofFileAt url: URL) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
-        }
-        defer { try? handle.close() }
-        return Array(handle.readData(ofLength: 16)) == SQLiteStore.sqliteHeader ? NSSQLiteStoreType : NSBinaryStoreType
+        try StoreFiles.header(of: url, count: 16) == SQLiteStore.sqliteHeader ? NSSQLiteStoreType : NSBinaryStoreType
     }
 }
 

@@ -26,4 +26,26 @@ enum StoreFiles {
         guard !isInMemorySQLite(url) else { return }
         for suffix in sideFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
     }
+
+    /// The first `count` bytes of a store file (fewer when it is shorter). A missing file is 260,
+    /// a directory 134000, a file that can't be read 257: never a trap (Foundation's
+    /// `readData(ofLength:)` traps on a directory).
+    static func header(of url: URL, count: Int) throws -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
+        }
+        guard !isDirectory.boolValue else {
+            throw CoreDataError.make(.invalidType, "\(url.path) is a directory, not a store file.", url: url)
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
+        }
+        defer { try? handle.close() }
+        do {
+            return Array(try handle.read(upToCount: count) ?? Data())
+        } catch {
+            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read: \(error.localizedDescription)", url: url)
+        }
+    }
 }

@@ -55,6 +55,66 @@ struct ExportAndCompileCommandTests {
         #expect(parsed["a"] as? [String] == ["x", ""])
     }
 
+    /// Numbers read from a property list print as numbers, Booleans as Booleans (`as Bool` takes
+    /// any Foundation 0 or 1 for a Boolean on Linux).
+    @Test("info --json prints metadata integers as integers")
+    func metadataNumbers() throws {
+        let plist = try PropertyListSerialization.data(fromPropertyList: ["one": 1, "yes": true, "half": 0.5] as [String: Any], format: .binary, options: 0)
+        let metadata = try #require(try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any])
+        #expect(JSONValue(metadata["one"]) == .int(1))
+        #expect(JSONValue(metadata["yes"]) == .bool(true))
+        #expect(JSONValue(metadata["half"]) == .double(0.5))
+        #expect(JSONValue(NSNumber(value: 7)) == .int(7))
+
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
+        var stored = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: store)
+        stored["Counter"] = 1
+        try NSPersistentStoreCoordinator.setMetadata(stored, forPersistentStoreOfType: NSSQLiteStoreType, at: store)
+        let output = Inspector.run(["info", store.path, "--json"]).output
+        #expect(output.contains("\"Counter\" : 1"), "\(output)")
+    }
+
+    /// A directory or an empty file given as the store is a one-line error, the same from every
+    /// command, never a crash.
+    @Test("a directory or an empty file as the store is a one-line error")
+    func directoryAndEmptyFile() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("Store.sqlite")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let empty = directory.appendingPathComponent("Empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: empty.path, contents: Data()))
+        let model = Inspector.worldCupModel
+        for (path, expected) in [(folder.path, "is a directory, not a store file"), (empty.path, "is empty, so it holds no store")] {
+            for arguments in [["info", path], ["fetch", path, "--model", model, "--entity", "Team"], ["export", path, "--model", model],
+                              ["watch", path, "--model", model]] {
+                let run = Inspector.run(arguments)
+                #expect(run.status == 1, "\(arguments)")
+                #expect(run.errors.contains(expected) && run.errors.contains("134000"), "\(arguments): \(run.errors)")
+                #expect(run.errors.split(separator: "\n").count == 1, "\(arguments)")
+            }
+        }
+        // Core Data's API gives the same answers.
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try NSManagedObjectModel.load(contentsOf: URL(fileURLWithPath: model)))
+        for url in [folder, empty] {
+            let error = try #require(throws: NSError.self) {
+                try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+            }
+            #expect(error.code == NSPersistentStoreInvalidTypeError)
+        }
+    }
+
+    @Test("a negative --limit or --offset says what is wrong with it")
+    func negativeLimit() throws {
+        for option in ["--limit", "--offset"] {
+            let run = Inspector.run(["fetch", "store.sqlite", "--model", Inspector.worldCupModel, "--entity", "Team", option, "-1"])
+            #expect(run.status == 64)
+            #expect(run.errors.contains("\(option) must be 0 or more"), "\(run.errors)")
+        }
+    }
+
     /// Export with --out: one file per entity, relationships as ids, JSON and CSV.
     @Test("--out writes one JSON or CSV file per entity, with relationships as ids")
     func exportFiles() throws {

@@ -41,6 +41,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try recordVersionHashesIfLegacy()
         } else {
             guard !isReadOnly else {
+                if isEmpty { throw CoreDataError.make(.invalidType, "The file at \(path) is empty, so it holds no store.", url: url) }
                 throw CoreDataError.make(.openFailed, "The read-only store at \(path) does not exist.", url: url)
             }
             schema = SQLiteSchema(entities: entities, storedNumbers: [:])
@@ -176,12 +177,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// file as it was (WAL side files the check created are removed); any SQLite failure other
     /// than access or locking means the file is damaged (259).
     static func inspect<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
+        let header = try StoreFiles.header(of: url, count: 16)
+        guard !header.isEmpty else {
+            throw CoreDataError.make(.invalidType, "The file at \(url.path) is empty, so it holds no store.", url: url)
         }
-        let header = handle.readData(ofLength: 16)
-        try? handle.close()
-        guard Array(header) == sqliteHeader else {
+        guard header == sqliteHeader else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a SQLite database, so it can't be opened as a SQLite store.", url: url)
         }
         var configuration = Configuration()
