@@ -2,12 +2,23 @@ import Foundation
 import Testing
 import WorldCupWebKit
 
-/// Numbers taken from a request are range-checked: no value stops the server.
+/// Numbers taken from a request are range-checked: no value stops the server. Other web sites'
+/// pages can neither open the WebSocket nor write, and every error has one JSON shape.
 @Suite("Hostile requests")
 struct HostileRequestTests {
     /// A GET to the server on a raw socket; the response's status line and body.
-    static func get(_ path: String, port: Int) async throws -> (status: String, body: String) {
-        let request = Data("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+    static func get(_ path: String, port: Int, headers: [String] = []) async throws -> (status: String, body: String) {
+        try await send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + headers.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n", port: port)
+    }
+
+    /// A POST with a body and headers.
+    static func post(_ path: String, body: String, port: Int, headers: [String]) async throws -> (status: String, body: String) {
+        try await send("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + headers.map { $0 + "\r\n" }.joined()
+                       + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body, port: port)
+    }
+
+    private static func send(_ text: String, port: Int) async throws -> (status: String, body: String) {
+        let request = Data(text.utf8)
         let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try WebDriverHTTP.exchange(request, port: port) })
@@ -41,5 +52,44 @@ struct HostileRequestTests {
         #expect(status.hasPrefix("HTTP/1.1 200") && info.contains("233"), "the server still answers")
         task.cancel()
         _ = try? await task.value
+    }
+
+    private static func startServer(_ directory: TemporaryDirectory) async throws -> (Task<Void, Error>, Int) {
+        let server = try WorldCupWebServer(options: .init(port: 0, storeURL: directory.url.appendingPathComponent("WorldCup.sqlite"), serverLogLevel: .critical))
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let task = Task { try await server.run { port in continuation.yield(port) } }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        return (task, port)
+    }
+
+    @Test("a foreign origin can't open the WebSocket or write; writes need JSON; errors have one shape")
+    func crossSiteRequestsAreRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (task, port) = try await Self.startServer(directory)
+        defer { task.cancel() }
+        let upgrade = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+        // Refused before the upgrade (the WebSocket layer answers 400); the page's own origin
+        // upgrading is what the browser tests' live table shows.
+        let foreign = try await Self.get("/ws", port: port, headers: upgrade + ["Origin: http://evil.example"])
+        #expect(foreign.status.hasPrefix("HTTP/1.1 4"), "\(foreign.status)")
+        #expect(!foreign.status.hasPrefix("HTTP/1.1 101"))
+
+        let team = #"{"name":"Atlantis","zone":"Europe"}"#
+        let plain = try await Self.post("/api/teams", body: team, port: port, headers: ["Content-Type: text/plain"])
+        #expect(plain.status.hasPrefix("HTTP/1.1 415"), "\(plain.status)")
+        let crossSite = try await Self.post("/api/teams", body: team, port: port, headers: ["Content-Type: application/json", "Origin: http://evil.example"])
+        #expect(crossSite.status.hasPrefix("HTTP/1.1 403"), "\(crossSite.status)")
+        let malformed = try await Self.post("/api/teams", body: "{not json", port: port, headers: ["Content-Type: application/json"])
+        #expect(malformed.status.hasPrefix("HTTP/1.1 400"), "\(malformed.status)")
+        let unknown = try await Self.get("/api/nothing", port: port)
+        #expect(unknown.status.hasPrefix("HTTP/1.1 404"), "\(unknown.status)")
+        for reply in [plain, crossSite, malformed, unknown] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any], "\(reply.body)")
+            #expect(object.keys.sorted() == ["error"] && object["error"] is String, "one shape: \(reply.body)")
+        }
+        let accepted = try await Self.post("/api/teams", body: team, port: port, headers: ["Content-Type: application/json", "Origin: http://127.0.0.1:\(port)"])
+        #expect(accepted.status.hasPrefix("HTTP/1.1 200"), "\(accepted.status) \(accepted.body)")
     }
 }

@@ -28,11 +28,18 @@ enum JSONReply {
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// An error response: 404 for an unknown team, 400 for a refused request, 500 otherwise.
+    /// An error response, always `{"error": message}`: 404 for an unknown team, 400 for a
+    /// refused request or invalid data, 403 for another site's page, 415 for a body that isn't
+    /// JSON, the status of an HTTP error (a malformed body, an unknown path), 500 otherwise.
     static func error(_ error: Error) -> Response {
+        if let http = error as? HTTPError {
+            return encode(["error": http.body ?? http.status.reasonPhrase], status: http.status)
+        }
         let status: HTTPResponse.Status = switch error as? WebRequestError {
         case .notFound: .notFound
         case .badRequest: .badRequest
+        case .forbidden: .forbidden
+        case .unsupportedMediaType: .unsupportedMediaType
         case nil: (error as NSError).domain == NSCocoaErrorDomain ? .badRequest : .internalServerError
         }
         return encode(["error": error.localizedDescription], status: status)

@@ -6,11 +6,15 @@ public enum WebRequestError: Error, LocalizedError, Equatable {
     case badRequest(String)
     /// The request names a team or resource that does not exist (HTTP 404).
     case notFound(String)
+    /// The request comes from another web site's page (HTTP 403).
+    case forbidden(String)
+    /// The request's body is not JSON (HTTP 415).
+    case unsupportedMediaType(String)
 
     /// The message for the page.
     public var errorDescription: String? {
         switch self {
-        case .badRequest(let message), .notFound(let message): message
+        case .badRequest(let message), .notFound(let message), .forbidden(let message), .unsupportedMediaType(let message): message
         }
     }
 }

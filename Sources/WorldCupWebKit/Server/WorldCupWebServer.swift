@@ -52,6 +52,7 @@ public final class WorldCupWebServer: Sendable {
     /// `onRunning` receives the port once the server listens.
     public func run(stopsOnSignals: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
+        router.add(middleware: JSONErrorMiddleware())
         addPageRoutes(to: router)
         addTableRoutes(to: router)
         addBankRoutes(to: router)
@@ -82,7 +83,10 @@ public final class WorldCupWebServer: Sendable {
 
     private func addTableRoutes(to router: Router<BasicWebSocketRequestContext>) {
         let table = self.table
-        router.ws("/ws") { inbound, outbound, _ in
+        router.ws("/ws", shouldUpgrade: { request, _ in
+            guard SameOrigin.allows(request) else { throw WebRequestError.forbidden("WebSockets from other web sites are refused.") }
+            return .upgrade([:])
+        }) { inbound, outbound, _ in
             let messages = await table.subscribe()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -97,14 +101,17 @@ public final class WorldCupWebServer: Sendable {
             }
         }
         router.post("/api/teams/win") { request, context in
+            try SameOrigin.checkWrite(request)
             let body = try await request.decode(as: TeamReference.self, context: context)
             return try await JSONReply.run { try await table.addWin(teamID: body.id) }
         }
         router.post("/api/teams/delete") { request, context in
+            try SameOrigin.checkWrite(request)
             let body = try await request.decode(as: TeamReference.self, context: context)
             return try await JSONReply.run { try await table.deleteTeam(teamID: body.id) }
         }
         router.post("/api/teams") { request, context in
+            try SameOrigin.checkWrite(request)
             let body = try await request.decode(as: NewTeam.self, context: context)
             return try await JSONReply.run { try await table.addTeam(name: body.name, zone: body.zone) }
         }
