@@ -91,5 +91,13 @@ struct HostileRequestTests {
         }
         let accepted = try await Self.post("/api/teams", body: team, port: port, headers: ["Content-Type: application/json", "Origin: http://127.0.0.1:\(port)"])
         #expect(accepted.status.hasPrefix("HTTP/1.1 200"), "\(accepted.status) \(accepted.body)")
+
+        // A name longer than the model allows (40 characters) is refused, whatever its size.
+        for length in [41, 1 << 20] {
+            let long = #"{"name":""# + String(repeating: "x", count: length) + #"","zone":"Europe"}"#
+            let refused = try await Self.post("/api/teams", body: long, port: port, headers: ["Content-Type: application/json"])
+            #expect(refused.status.hasPrefix("HTTP/1.1 400"), "\(length): \(refused.status)")
+            #expect(refused.body.contains("teamName"), "\(refused.body.prefix(200))")
+        }
     }
 }
