@@ -54,11 +54,24 @@ public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConve
     }
 
     public var description: String {
-        var text = "Unable to parse the format string \"\(format)\": \(message)"
+        var text = "Unable to parse the format string \(Self.excerpt(of: format, around: position)): \(message)"
         if let expected { text += "; expected \(expected)" }
         if let found { text += ", found \(found)" }
         text += " (at character \(position))"
         return text
+    }
+}
+
+extension PredicateFormatError {
+    /// The format in quotes; past 200 characters, only the 160 around `position`, with the length
+    /// (the whole format stays in the error's user info).
+    static func excerpt(of format: String, around position: Int) -> String {
+        guard format.count > 200 else { return "\"\(format)\"" }
+        let start = format.index(format.startIndex, offsetBy: max(0, min(position, format.count) - 80))
+        let end = format.index(start, offsetBy: min(160, format.distance(from: start, to: format.endIndex)))
+        let before = start == format.startIndex ? "" : "…"
+        let after = end == format.endIndex ? "" : "…"
+        return "\"\(before)\(format[start..<end])\(after)\" (\(format.count) characters)"
     }
 }
 

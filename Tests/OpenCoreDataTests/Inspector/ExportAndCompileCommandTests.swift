@@ -167,3 +167,30 @@ struct ExportAndCompileCommandTests {
         #expect(Inspector.run(["compile", directory.appendingPathComponent("Missing.xcdatamodeld").path]).status == 1)
     }
 }
+
+@Suite("Predicate errors users see")
+struct PredicateErrorMessageTests {
+    /// A MATCHES pattern that is not a regular expression is an error, not an empty result.
+    @Test func anInvalidRegularExpressionIsAnError() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
+        let run = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", "teamName MATCHES '(unclosed'"])
+        #expect(run.status == 1)
+        #expect(run.errors.contains("is not a valid regular expression"), "\(run.errors)")
+        let valid = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", "teamName MATCHES 'Bra.*'"])
+        #expect(valid.status == 0 && valid.output.contains("Brazil"))
+    }
+
+    /// The message of a huge malformed format quotes only the part around the problem.
+    @Test func aHugeFormatIsCutInTheMessage() {
+        let format = String(repeating: "(", count: 100_000) + "a == 1"
+        let predicate = NSPredicate(format: format)
+        let error = predicate.formatError
+        #expect(error != nil)
+        let message = error?.description ?? ""
+        #expect(message.count < 600, "\(message.count) characters")
+        #expect(message.contains("(100006 characters)"))
+        #expect((error as NSError?)?.userInfo[PredicateFormatError.formatUserInfoKey] as? String == format)
+    }
+}

@@ -217,6 +217,11 @@ struct SQLPredicateCompiler {
         let stringOperator: Set<NSComparisonPredicate.Operator> = [.beginsWith, .endsWith, .contains, .like, .matches]
         if stringOperator.contains(op) || (!predicate.options.isEmpty && attribute?.attributeType == .stringAttributeType) {
             if value == nil { return "0" }
+            if op == .matches, let pattern = value as? String, RegexMatcher(pattern: pattern, caseInsensitive: false).regex == nil {
+                // Core Data refuses the pattern too (with an exception); a fetch must not quietly match nothing.
+                throw CoreDataError.make(.coreData, "The MATCHES pattern \(Self.quotedForMessage(pattern)) is not a valid regular expression (predicate: \(Self.quotedForMessage(predicate.predicateFormat))).",
+                                         userInfo: ["predicate": predicate])
+            }
             let token = builder.registerMatch(NSComparisonPredicate(leftExpression: .expressionForEvaluatedObject(), rightExpression: right, modifier: .direct, type: op, options: predicate.options))
             return "OCD_MATCH(\(token), \(column))"
         }
@@ -409,6 +414,11 @@ struct SQLPredicateCompiler {
         case .aggregate: return expression.constantElements != nil
         default: return false
         }
+    }
+
+    /// A text for an error message, cut to 200 characters (a predicate may be megabytes long).
+    static func quotedForMessage(_ text: String) -> String {
+        text.count <= 200 ? "'\(text)'" : "'\(text.prefix(200))…' (\(text.count) characters)"
     }
 
     static func constant(_ expression: NSExpression) -> Any? {
