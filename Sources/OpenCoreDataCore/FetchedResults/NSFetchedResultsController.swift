@@ -13,7 +13,8 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
     public let managedObjectContext: NSManagedObjectContext
     /// The key path whose value names each object's section (nil: one section).
     public let sectionNameKeyPath: String?
-    /// The name of the on-disk cache of the results (kept for API compatibility; not used yet).
+    /// The name of the on-disk cache of the results: `performFetch()` keeps the sorted results
+    /// there and, in a later run, reuses them while the request and the store are unchanged.
     public let cacheName: String?
 
     let state: FetchedResultsState

@@ -13,7 +13,8 @@ public struct BankRow: Codable, Sendable, Equatable {
     public var state: String
     /// The closing date, `yyyy-MM-dd` (UTC), or "" when unknown.
     public var closeDate: String
-    /// The ZIP code.
+    /// The bank's FDIC certificate number (the tutorial's model keeps it in an attribute named
+    /// `zip`).
     public var zip: Int
 }
 

@@ -49,7 +49,7 @@ function fill(element, bank) {
   element.querySelector(".name").textContent = bank.name;
   element.querySelector(".city").textContent = bank.city;
   element.querySelector(".state").textContent = bank.state;
-  element.querySelector(".zip").textContent = bank.zip ? String(bank.zip).padStart(5, "0") : "";
+  element.querySelector(".zip").textContent = bank.zip ? String(bank.zip) : "";
 }
 
 function render() {
