@@ -182,6 +182,22 @@ struct PredicateErrorMessageTests {
         #expect(valid.status == 0 && valid.output.contains("Brazil"))
     }
 
+    /// An OR of 1,000 equalities on one key runs (as one IN), with the rows the evaluator picks.
+    @Test func aThousandOrTermsRun() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let teams = (0..<50).map { ("Team \($0)", "Zone", Int32($0)) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: teams)
+        let format = (0..<1_000).map { "teamName == 'Team \($0 * 7)'" }.joined(separator: " OR ")
+        let run = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", format, "--properties", "teamName", "--json"])
+        #expect(run.status == 0, "\(run.errors.prefix(300))")
+        let rows = try #require(try Inspector.json(run.output) as? [[String: Any]])
+        #expect(Set(rows.compactMap { $0["teamName"] as? String }) == Set((0..<50).filter { $0 % 7 == 0 }.map { "Team \($0)" }))
+        let mixed = (0..<20).map { "teamName == 'Team \($0)'" }.joined(separator: " OR ") + " OR wins == 49"
+        let mixedRun = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", mixed, "--properties", "teamName", "--json"])
+        #expect((try Inspector.json(mixedRun.output) as? [[String: Any]])?.count == 21, "terms on two keys compile as written")
+    }
+
     /// The message of a huge malformed format quotes only the part around the problem.
     @Test func aHugeFormatIsCutInTheMessage() {
         let format = String(repeating: "(", count: 100_000) + "a == 1"

@@ -31,6 +31,9 @@ struct SQLPredicateCompiler {
             throw error
         }
         if let compound = predicate as? NSCompoundPredicate {
+            if let membership = Self.membership(equivalentTo: compound) {
+                return try compile(membership, alias: alias, entity: entity)
+            }
             let parts = try compound.predicates.map { try compile($0, alias: alias, entity: entity) }
             switch compound.compoundPredicateType {
             case .and:
@@ -48,6 +51,26 @@ struct SQLPredicateCompiler {
         }
         if let value = predicate.booleanValue { return value ? "1" : "0" }
         throw unsupported("a block predicate", predicate)
+    }
+
+    /// A long `OR` of `key == constant` terms on one key path, as `key IN {constants}`: the same
+    /// rows, and SQL SQLite accepts (an `OR` of 1,000 terms is deeper than SQLite's expression
+    /// limit). Short ones compile as written.
+    static func membership(equivalentTo compound: NSCompoundPredicate) -> NSPredicate? {
+        guard compound.compoundPredicateType == .or, compound.predicates.count > 16 else { return nil }
+        var keyPath: String?
+        var values: [Any] = []
+        for case let term as NSComparisonPredicate in compound.predicates {
+            guard term.predicateOperatorType == .equalTo, term.comparisonPredicateModifier == .direct, term.options.isEmpty,
+                  case .keyPath(nil, let path, _) = term.leftExpression.node,
+                  case .constant(let constant?) = term.rightExpression.node, !(constant is NSNull),
+                  keyPath == nil || keyPath == path else { return nil }
+            keyPath = path
+            values.append(constant)
+        }
+        guard let keyPath, values.count == compound.predicates.count else { return nil }
+        return NSComparisonPredicate(leftExpression: NSExpression(forKeyPath: keyPath), rightExpression: NSExpression(forConstantValue: values),
+                                     modifier: .direct, type: .in, options: [])
     }
 
     // MARK: Comparisons
