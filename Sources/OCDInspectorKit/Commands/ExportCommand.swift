@@ -77,6 +77,7 @@ struct ExportCommand: InspectorCommand {
         let name = entity.name ?? "?"
         let attributes = entity.properties.compactMap { $0 as? NSAttributeDescription }.filter { !$0.isTransient }.map(\.name)
         let relationships = entity.properties.compactMap { $0 as? NSRelationshipDescription }.filter { !$0.isTransient }
+        let toMany = relationships.filter(\.isToMany).map(\.name)
         let context = stack.context
         let count = try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: name)
@@ -100,7 +101,6 @@ struct ExportCommand: InspectorCommand {
                 request.fetchLimit = pageSize
                 request.sortDescriptors = [NSSortDescriptor(key: "self", ascending: true)]
                 if let after { request.predicate = NSPredicate(format: "self > %@", after) }
-                let toMany = relationships.filter(\.isToMany).map(\.name)
                 if !toMany.isEmpty { request.relationshipKeyPathsForPrefetching = toMany }
                 let page = try context.fetch(request)
                 after = page.last?.objectID

@@ -88,11 +88,7 @@ struct InfoCommand: InspectorCommand {
 
     /// The journal mode recorded in the SQLite header (bytes 18 and 19 are 2 in WAL mode).
     private static func journalMode(_ url: URL) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 20) else { return nil }
-        let header = Array(data)
-        guard header.count == 20 else { return nil }
+        guard let header = try? StoreFiles.header(of: url, count: 20), header.count == 20 else { return nil }
         return header[18] == 2 ? "wal" : "rollback"
     }
 }

@@ -85,9 +85,6 @@ enum StoreFileType {
 
     /// Whether the file starts with SQLite's header.
     static func isSQLite(_ url: URL) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
-        defer { try? handle.close() }
-        // `read(upToCount:)` throws where `readData(ofLength:)` would trap (a directory).
-        return Array((try? handle.read(upToCount: 16)) ?? Data()) == sqliteHeader
+        (try? StoreFiles.header(of: url, count: 16)) == sqliteHeader
     }
 }

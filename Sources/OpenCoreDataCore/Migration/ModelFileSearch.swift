@@ -74,18 +74,12 @@ enum ModelFileSearch {
         }
         return version(in: directories(of: nil), where: isSource)
     }
-
-    /// Whether a model's entities are those the store metadata records, by Core Data's rule.
-    static func model(_ model: NSManagedObjectModel, matches metadata: [String: Any]) -> Bool {
-        model.freeze()
-        return StoreModelMatching.isCompatible(model.entities, with: metadata)
-    }
 }
 
 extension NSManagedObjectModel {
     /// The model version, among those in the bundles (the main bundle and all loaded bundles when
     /// nil), whose entity version hashes match a store's metadata; nil when none does.
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
-        ModelFileSearch.version(in: ModelFileSearch.directories(of: bundles)) { ModelFileSearch.model($0, matches: metadata) }
+        ModelFileSearch.version(in: ModelFileSearch.directories(of: bundles)) { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }
     }
 }

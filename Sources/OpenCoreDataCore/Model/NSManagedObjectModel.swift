@@ -76,15 +76,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// Loads a model from the bytes of a compiled model (a `.mom`, or with `compressed` a store's
     /// `Z_MODELCACHE` content); `file` only names it in errors. For the fuzzers and tests.
     package static func load(compiledModel data: Data, compressed: Bool, file: URL) throws -> NSManagedObjectModel {
-        var bytes = Array(data)
-        if compressed {
-            do {
-                bytes = try RawDeflate.inflate(bytes)
-            } catch let error as RawDeflate.FormatError {
-                throw CoreDataError.make(.fileReadCorruptFile, "The model cache in \(file.path) can't be decompressed: \(error.description).", url: file)
-            }
-        }
-        return try CompiledModelLoader.decode(bytes, file: file)
+        try CompiledModelLoader.decode(Array(data), compressed: compressed, file: file)
     }
 
     /// Merges several models into one.
@@ -221,6 +213,25 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         frozenEntitiesByName = byName
         hasDerivedAttributes = storedEntities.contains { !$0.derivedSlots.isEmpty }
         isFrozen = true
+    }
+
+    /// The first chain of superentity names (recorded while loading a model file, before linking)
+    /// that leads an entity back to itself, such as `[A, B, A]`; nil when there is none. Linking
+    /// such a model would make every walk up its hierarchy loop for ever.
+    func inheritanceCycle() -> [String]? {
+        let parents = Dictionary(storedEntities.compactMap { entity in entity.name.map { ($0, entity.superentityName) } }, uniquingKeysWith: { first, _ in first })
+        for entity in storedEntities {
+            guard let name = entity.name else { continue }
+            var chain = [name]
+            var next = parents[name] ?? nil
+            while let parent = next {
+                chain.append(parent)
+                if parent == name { return chain }
+                if chain.count > parents.count + 1 { break }
+                next = parents[parent] ?? nil
+            }
+        }
+        return nil
     }
 
     /// Resolves the names recorded while loading a model file into object links.

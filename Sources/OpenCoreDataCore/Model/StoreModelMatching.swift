@@ -28,7 +28,7 @@ enum StoreModelMatching {
     /// removed); empty when compatible. `["(no version hashes)"]` or a similar note when the
     /// metadata can't be compared at all.
     static func changedEntities(_ entities: [NSEntityDescription], against metadata: [String: Any]) -> [String] {
-        let version = (metadata[NSStoreModelVersionHashesVersionKey] as? NSNumber)?.intValue ?? (metadata[NSStoreModelVersionHashesVersionKey] as? Int) ?? hashesVersion
+        let version = integer(NSStoreModelVersionHashesVersionKey, in: metadata) ?? hashesVersion
         if version > hashesVersion { return ["(version hashes of a newer kind, \(version))"] }
         guard let recorded = recordedHashes(metadata) else { return ["(no version hashes)"] }
         var names = Set<String>()
@@ -81,18 +81,21 @@ enum StoreModelMatching {
 
     /// Whether the store was written by OpenCoreData before it recorded Apple's hashes.
     static func isLegacy(_ metadata: [String: Any]) -> Bool {
-        let marker = (metadata[markerKey] as? NSNumber)?.intValue ?? (metadata[markerKey] as? Int)
-        return marker == 1
+        integer(markerKey, in: metadata) == 1
     }
 
     /// Whether Core Data would compare only entity names for this store (hashes version below 3).
     static func comparesNamesOnly(_ metadata: [String: Any]) -> Bool {
-        let version = (metadata[NSStoreModelVersionHashesVersionKey] as? NSNumber)?.intValue ?? (metadata[NSStoreModelVersionHashesVersionKey] as? Int) ?? hashesVersion
-        return version < hashesVersion
+        (integer(NSStoreModelVersionHashesVersionKey, in: metadata) ?? hashesVersion) < hashesVersion
+    }
+
+    /// An integer metadata value, whether a Swift `Int` or a property list's `NSNumber`.
+    private static func integer(_ key: String, in metadata: [String: Any]) -> Int? {
+        (metadata[key] as? Int) ?? (metadata[key] as? NSNumber)?.intValue
     }
 
     /// The metadata keys that record a model: its hashes, their digest and checksum, version
-    /// identifiers and the hash recipe's version.
+    /// identifiers, the hash recipe's version and the framework version whose format is written.
     static func modelKeys(for entities: [NSEntityDescription], versionIdentifiers: Set<AnyHashable>) -> [String: Any] {
         let hashes = Dictionary(entities.compactMap { entity in entity.name.map { ($0, VersionHasher.hash(of: entity)) } },
                                 uniquingKeysWith: { first, _ in first })
@@ -102,6 +105,7 @@ enum StoreModelMatching {
             NSStoreModelVersionHashesDigestKey: VersionHasher.hashesDigest(hashes),
             NSStoreModelVersionChecksumKey: VersionHasher.checksum(hashes),
             NSStoreModelVersionIdentifiersKey: versionIdentifiers.compactMap { $0.base as? String }.sorted(),
+            NSPersistenceFrameworkVersionKey: openCoreDataFrameworkVersion,
             markerKey: currentMarker,
         ]
     }

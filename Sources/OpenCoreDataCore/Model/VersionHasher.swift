@@ -95,9 +95,6 @@ enum VersionHasher {
                 switch components[operation] {
                 case "@count" where after.isEmpty: return "count:(\(before))"
                 case "@sum", "@total": return "sum:(\(operand))"
-                case "@avg": return "average:(\(operand))"
-                case "@min": return "min:(\(operand))"
-                case "@max": return "max:(\(operand))"
                 default: break
                 }
             }

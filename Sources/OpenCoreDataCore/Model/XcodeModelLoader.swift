@@ -106,19 +106,8 @@ enum XcodeModelLoader {
     /// Rejects an entity that is its own ancestor (`parentEntity` naming itself, or a cycle), which
     /// would send every walk up the hierarchy round for ever.
     private static func validateInheritance(_ model: NSManagedObjectModel, file: URL) throws {
-        let parents = Dictionary(model.entities.compactMap { entity in entity.name.map { ($0, entity.superentityName) } }, uniquingKeysWith: { first, _ in first })
-        for entity in model.entities {
-            guard let name = entity.name else { continue }
-            var chain = [name]
-            var next = parents[name] ?? nil
-            while let parent = next {
-                chain.append(parent)
-                if parent == name {
-                    throw CoreDataError.make(.fileReadCorruptFile, "\(file.path): entity \(name) inherits from itself (\(chain.joined(separator: " → "))).", url: file)
-                }
-                if chain.count > parents.count + 1 { break }
-                next = parents[parent] ?? nil
-            }
+        if let chain = model.inheritanceCycle() {
+            throw CoreDataError.make(.fileReadCorruptFile, "\(file.path): entity \(chain[0]) inherits from itself (\(chain.joined(separator: " → "))).", url: file)
         }
     }
 

@@ -63,8 +63,8 @@ public struct PredicateFormatError: Error, Hashable, Sendable, CustomStringConve
 }
 
 extension PredicateFormatError {
-    /// The format in quotes; past 200 characters, only the 160 around `position`, with the length
-    /// (the whole format stays in the error's user info).
+    /// A format (or any text an error quotes) in quotes; past 200 characters, only the 160 around
+    /// `position`, with the length (the whole format stays in the error's user info).
     static func excerpt(of format: String, around position: Int) -> String {
         guard format.count > 200 else { return "\"\(format)\"" }
         let start = format.index(format.startIndex, offsetBy: max(0, min(position, format.count) - 80))

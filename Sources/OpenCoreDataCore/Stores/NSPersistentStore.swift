@@ -84,7 +84,6 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         var metadata = StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)
         metadata[NSStoreUUIDKey] = UUID().uuidString
         metadata[NSStoreTypeKey] = type
-        metadata[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
         return metadata
     }
 

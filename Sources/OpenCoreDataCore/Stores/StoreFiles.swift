@@ -2,7 +2,7 @@ import Foundation
 
 /// The files of a store on disk: the store file and, for SQLite, its WAL and shared-memory files
 /// beside it (`<file>-wal`, `<file>-shm`).
-enum StoreFiles {
+package enum StoreFiles {
     /// The suffixes of SQLite's side files, the one list every place that handles them reads.
     static let sideFileSuffixes = ["-wal", "-shm"]
 
@@ -30,7 +30,7 @@ enum StoreFiles {
     /// The first `count` bytes of a store file (fewer when it is shorter). A missing file is 260,
     /// a directory 134000, a file that can't be read 257: never a trap (Foundation's
     /// `readData(ofLength:)` traps on a directory).
-    static func header(of url: URL, count: Int) throws -> [UInt8] {
+    package static func header(of url: URL, count: Int) throws -> [UInt8] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)

@@ -45,3 +45,15 @@ enum JSONReply {
         return encode(["error": error.localizedDescription], status: status)
     }
 }
+
+/// Answers every error the routes let through (an unknown path, a malformed body) in the one
+/// JSON shape of `JSONReply.error`.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return JSONReply.error(error)
+        }
+    }
+}

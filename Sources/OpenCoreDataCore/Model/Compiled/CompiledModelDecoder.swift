@@ -52,7 +52,9 @@ struct CompiledModelDecoder {
             guard let name = try archive.string(entry.key), let archived = try archive.object(entry.value) else { continue }
             model.setFetchRequestTemplate(try fetchRequest(archived, entityNames: namesByIndex), forName: name)
         }
-        try Self.checkInheritance(entities)
+        if let chain = model.inheritanceCycle() {
+            throw FormatError(description: "entity \(chain[0]) inherits from itself (\(chain.joined(separator: " → ")))")
+        }
         model.linkByName()
         for entity in model.entities {
             for case let relationship as NSRelationshipDescription in entity.declaredProperties where relationship.destinationEntity == nil {
@@ -60,21 +62,6 @@ struct CompiledModelDecoder {
             }
         }
         return model
-    }
-
-    /// Refuses an entity that is its own ancestor, which would send every walk up the hierarchy
-    /// round for ever.
-    private static func checkInheritance(_ entities: [NSEntityDescription]) throws {
-        var parents: [String: String] = [:]
-        for entity in entities { if let name = entity.name, let parent = entity.superentityName { parents[name] = parent } }
-        for start in parents.keys {
-            var seen: Set<String> = [start]
-            var next = parents[start]
-            while let parent = next {
-                guard seen.insert(parent).inserted else { throw FormatError(description: "entity \(start) inherits from itself") }
-                next = parents[parent]
-            }
-        }
     }
 
     // MARK: Entities and properties

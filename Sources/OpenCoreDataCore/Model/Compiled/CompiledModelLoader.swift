@@ -57,10 +57,19 @@ enum CompiledModelLoader {
         return model
     }
 
-    /// Decodes a compiled model's bytes; `file` names it in errors.
-    static func decode(_ bytes: [UInt8], file: URL) throws -> NSManagedObjectModel {
+    /// Decodes a compiled model's bytes, raw DEFLATE first when `compressed` (a store's
+    /// `Z_MODELCACHE` content); `file` names it in errors, which are 259.
+    static func decode(_ bytes: [UInt8], compressed: Bool = false, file: URL) throws -> NSManagedObjectModel {
+        var archive = bytes
+        if compressed {
+            do {
+                archive = try RawDeflate.inflate(bytes)
+            } catch let error as RawDeflate.FormatError {
+                throw CoreDataError.make(.fileReadCorruptFile, "The model cache in \(file.path) can't be decompressed: \(error.description).", url: file)
+            }
+        }
         do {
-            return try CompiledModelDecoder.model(from: bytes)
+            return try CompiledModelDecoder.model(from: archive)
         } catch let error as KeyedArchive.FormatError {
             throw CoreDataError.make(.fileReadCorruptFile, "\(file.path) is not a readable compiled Core Data model: \(error.description).", url: file)
         }

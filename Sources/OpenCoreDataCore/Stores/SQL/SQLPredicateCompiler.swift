@@ -242,7 +242,7 @@ struct SQLPredicateCompiler {
             if value == nil { return "0" }
             if op == .matches, let pattern = value as? String, RegexMatcher(pattern: pattern, caseInsensitive: false).regex == nil {
                 // Core Data refuses the pattern too (with an exception); a fetch must not quietly match nothing.
-                throw CoreDataError.make(.coreData, "The MATCHES pattern \(Self.quotedForMessage(pattern)) is not a valid regular expression (predicate: \(Self.quotedForMessage(predicate.predicateFormat))).",
+                throw CoreDataError.make(.coreData, "The MATCHES pattern \(PredicateFormatError.excerpt(of: pattern, around: 0)) is not a valid regular expression (predicate: \(PredicateFormatError.excerpt(of: predicate.predicateFormat, around: 0))).",
                                          userInfo: ["predicate": predicate])
             }
             let token = builder.registerMatch(NSComparisonPredicate(leftExpression: .expressionForEvaluatedObject(), rightExpression: right, modifier: .direct, type: op, options: predicate.options))
@@ -437,11 +437,6 @@ struct SQLPredicateCompiler {
         case .aggregate: return expression.constantElements != nil
         default: return false
         }
-    }
-
-    /// A text for an error message, cut to 200 characters (a predicate may be megabytes long).
-    static func quotedForMessage(_ text: String) -> String {
-        text.count <= 200 ? "'\(text)'" : "'\(text.prefix(200))…' (\(text.count) characters)"
     }
 
     static func constant(_ expression: NSExpression) -> Any? {

@@ -265,10 +265,8 @@ struct SQLiteInPlaceMigration {
     private func rewriteMetadata(_ metadata: [String: Any], destinationModel: NSManagedObjectModel, _ db: Database) throws {
         var updated = metadata
         updated.merge(StoreModelMatching.modelKeys(for: destination.entities, versionIdentifiers: destinationModel.versionIdentifiers)) { _, new in new }
-        updated[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
-        updated.removeValue(forKey: NSStoreUUIDKey)
         updated[SQLiteStore.generationKey] = ((metadata[SQLiteStore.generationKey] as? Int) ?? 0) + 1
-        let plist = try PropertyListSerialization.data(fromPropertyList: updated, format: .binary, options: 0)
+        let plist = try SQLiteStore.metadataPropertyList(updated)
         try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
         try SQLiteModelCache.write(destinationModel, db)
     }

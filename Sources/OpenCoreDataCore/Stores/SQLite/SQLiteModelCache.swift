@@ -14,13 +14,7 @@ enum SQLiteModelCache {
         guard try db.tableExists("Z_MODELCACHE"), let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
             return nil
         }
-        let archive: [UInt8]
-        do {
-            archive = try RawDeflate.inflate(Array(blob))
-        } catch let error as RawDeflate.FormatError {
-            throw CoreDataError.make(.fileReadCorruptFile, "The model cache of the store at \(url.path) can't be decompressed: \(error.description).", url: url)
-        }
-        return try CompiledModelLoader.decode(archive, file: url)
+        return try CompiledModelLoader.decode(Array(blob), compressed: true, file: url)
     }
 
     /// Replaces the cached model with `model` (the table is made if missing). A model holding an

@@ -83,7 +83,7 @@ final class SQLiteSchema {
                     mapping.columnsBySlot[attribute.slot] = columnName(for: attribute)
                 } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
                     mapping.columnsBySlot[relationship.slot] = columnName(for: relationship)
-                    if let destination = relationship.destinationEntity, !destination.subentities.isEmpty,
+                    if Self.hasEntityColumn(relationship), let destination = relationship.destinationEntity,
                        let destinationNumber = mappings[ObjectIdentifier(destination)]?.number {
                         mapping.entityColumnsBySlot[relationship.slot] = "Z\(destinationNumber)_" + relationship.name.uppercased()
                     }
@@ -113,6 +113,18 @@ final class SQLiteSchema {
     }
 
     func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[ObjectIdentifier(entity)] }
+
+    /// Whether a relationship has an entity-number column beside its key: a to-one whose
+    /// destination has subentities.
+    static func hasEntityColumn(_ relationship: NSRelationshipDescription) -> Bool {
+        !relationship.isToMany && !(relationship.destinationEntity?.subentities.isEmpty ?? true)
+    }
+
+    /// Whether any of the entities' stored relationships has an entity-number column (so opening
+    /// an existing store must check which of them it has).
+    static func hasEntityColumns(_ entities: [NSEntityDescription]) -> Bool {
+        entities.contains { entity in entity.frozenRelationships.contains { !$0.isTransient && hasEntityColumn($0) } }
+    }
 
     /// Forgets the entity-number columns an existing store lacks (stores OpenCoreData wrote
     /// before it made them); `columns` are the store's columns by upper-cased table name.

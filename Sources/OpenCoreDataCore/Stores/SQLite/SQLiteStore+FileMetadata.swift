@@ -2,6 +2,14 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
+    /// `Z_METADATA.Z_PLIST` for a store's metadata: a binary property list of everything but the
+    /// UUID, which Apple's stores keep in `Z_UUID` only.
+    static func metadataPropertyList(_ metadata: [String: Any]) throws -> Data {
+        var stored = metadata
+        stored.removeValue(forKey: NSStoreUUIDKey)
+        return try PropertyListSerialization.data(fromPropertyList: stored, format: .binary, options: 0)
+    }
+
     /// Replaces the metadata of a SQLite store file without adding it to a coordinator. The store's
     /// identifier is kept unless the new metadata names one. Other coordinators that have the file
     /// open keep their own copy and write it back at their next save.
@@ -10,11 +18,9 @@ extension SQLiteStore {
         var metadata = newMetadata
         metadata[NSStoreUUIDKey] = newMetadata[NSStoreUUIDKey] ?? current[NSStoreUUIDKey]
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
-        var stored = metadata
-        stored.removeValue(forKey: NSStoreUUIDKey)
         let plist: Data
         do {
-            plist = try PropertyListSerialization.data(fromPropertyList: stored, format: .binary, options: 0)
+            plist = try metadataPropertyList(metadata)
         } catch {
             throw CoreDataError.make(.coreData, "The metadata for \(url.path) can't be stored: every value must be a property-list value (\(error)).", url: url)
         }

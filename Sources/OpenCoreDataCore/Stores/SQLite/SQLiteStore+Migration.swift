@@ -78,7 +78,7 @@ extension SQLiteStore {
             try database.write { db in
                 var metadata = try readMetadata(db, url: url)
                 metadata[NSStoreUUIDKey] = identifier
-                let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+                let plist = try metadataPropertyList(metadata)
                 try db.execute(sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?", arguments: [identifier, plist])
             }
         } catch {

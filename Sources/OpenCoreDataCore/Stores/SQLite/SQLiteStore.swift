@@ -64,7 +64,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch {
             throw Self.translate(error, url: url, during: .opening)
         }
-        try createStore()
+        // Only files are read for their own model (migration, `cachedModel(ofStoreAt:)`).
+        try createStore(keepingModel: false)
         identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
         try addHistoryIfAskedFor()
     }
@@ -160,6 +161,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
+    /// The tables' columns are read only when the entities have entity-number columns to check.
     static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws
         -> (numbers: [String: Int], metadata: [String: Any], columns: [String: Set<String>]) {
         try inspect(url) { db in
@@ -169,7 +171,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let metadata = try readMetadata(db, url: url)
             let numbers = try SQLiteStoredTables.entityNumbers(db)
             try checkCompatibility(db, metadata: metadata, numbers: numbers, entities: entities, url: url)
-            return (numbers, metadata, try SQLiteStoredTables(db, numbers: numbers).columns)
+            let columns = SQLiteSchema.hasEntityColumns(entities) ? try SQLiteStoredTables(db, numbers: numbers).columns : [:]
+            return (numbers, metadata, columns)
         }
     }
 
@@ -258,7 +261,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try inspect(url) { db in try SQLiteStoredTables(db) }
     }
 
-    private func createStore() throws {
+    /// Writes a new store's tables, entity numbers, metadata and (unless told not to) its model.
+    private func createStore(keepingModel: Bool = true) throws {
         var initial = initialMetadata()
         initial["_NSAutoVacuumLevel"] = "2"
         metadata = initial
@@ -271,7 +275,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                arguments: [mapping.number, entity.name, superNumber])
             }
             try writeMetadata(db)
-            try SQLiteModelCache.write(model, db)
+            if keepingModel { try SQLiteModelCache.write(model, db) }
         }
     }
 
@@ -321,7 +325,6 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func recordVersionHashesIfLegacy() throws {
         guard StoreModelMatching.isLegacy(metadata ?? [:]), !isReadOnly else { return }
         metadata?.merge(StoreModelMatching.modelKeys(for: entities, versionIdentifiers: model.versionIdentifiers)) { _, new in new }
-        metadata[NSPersistenceFrameworkVersionKey] = openCoreDataFrameworkVersion
         try write { db in
             try writeMetadata(db)
             try SQLiteModelCache.write(model, db)
@@ -329,10 +332,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func writeMetadata(_ db: Database) throws {
-        // As in Apple's stores, the UUID is kept in its own column, not in the property list.
-        var stored: [String: Any] = metadata ?? [:]
-        stored.removeValue(forKey: NSStoreUUIDKey)
-        let plist = try PropertyListSerialization.data(fromPropertyList: stored as Any, format: .binary, options: 0)
+        let plist = try Self.metadataPropertyList(metadata ?? [:])
         try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
                        arguments: [metadata?[NSStoreUUIDKey] as? String, plist])
     }
