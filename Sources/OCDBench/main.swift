@@ -200,14 +200,21 @@ func insertOpenCoreData(_ url: URL, rows: Int, bridged: NumberStyle = .native) t
 
 // MARK: Query-language workloads (1,000,000 rows)
 
+/// A to-one relationship `toOne` from `child` to `parent` and its to-many inverse `toMany`.
+func inversePair(from child: NSEntityDescription, _ toOne: String, to parent: NSEntityDescription, _ toMany: String)
+    -> (NSRelationshipDescription, NSRelationshipDescription) {
+    let forward = NSRelationshipDescription(name: toOne, destination: parent)
+    let inverse = NSRelationshipDescription(name: toMany, destination: child, toMany: true)
+    forward.inverseRelationship = inverse
+    inverse.inverseRelationship = forward
+    return (forward, inverse)
+}
+
 /// The query model: Item (name, score, category, group) → Group (title).
 func makeQueryModel() -> NSManagedObjectModel {
     let item = NSEntityDescription(name: "Item")
     let group = NSEntityDescription(name: "Group")
-    let itemGroup = NSRelationshipDescription(name: "group", destination: group)
-    let groupItems = NSRelationshipDescription(name: "items", destination: item, toMany: true)
-    itemGroup.inverseRelationship = groupItems
-    groupItems.inverseRelationship = itemGroup
+    let (itemGroup, groupItems) = inversePair(from: item, "group", to: group, "items")
     item.properties = [
         NSAttributeDescription(name: "name", type: .stringAttributeType),
         NSAttributeDescription(name: "score", type: .doubleAttributeType),
@@ -537,6 +544,11 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "insert-raw": checksum = try insertRaw(insertURL, rows: rows)
     case "insert-floor": checksum = try insertFloor(insertURL, rows: rows)
     case "insert-ocd": checksum = try insertOpenCoreData(insertURL, rows: rows)
+    case "insert-ocd-typed": checksum = try insertTyped(insertURL, rows: rows)
+    case "fetch-ocd-typed": checksum = try fetchTyped(fetchURL)
+    case let matrix where matrix.hasPrefix("matrix-"):
+        try runMatrixChild(mode: matrix, rows: rows, directory: directory, output: output)
+        return
     case "insert-ocd-nsnumber": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: .nsNumber)
     case "insert-nsnumber-floor": checksum = try insertOpenCoreData(insertURL, rows: rows, bridged: .floor)
     default: throw NSError(domain: "bench", code: 3)
@@ -557,7 +569,7 @@ var queryRows = 1_000_000
 var skipQueries = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
-/// Runs only one group of workloads: objects, bridged, queries, controller or batch.
+/// Runs only one group of workloads: objects, typed, bridged, queries, controller, controller-matrix or batch.
 var only: String?
 var childMode: String?
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(getpid())")
@@ -573,7 +585,7 @@ while let argument = iterator.next() {
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries] [--only objects|bridged|queries|controller|batch] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries] [--only objects|typed|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
     }
 }
 
@@ -585,7 +597,7 @@ if let childMode {
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (median of 3 runs, each in its own process)\n")
-if only == nil || only == "objects" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
+if only == nil || only == "objects" || only == "typed" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
 
 func median(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
     let first = try measure(mode, rows: rows, directory: directory)
@@ -643,6 +655,14 @@ if runs("objects") {
                parts: [("  of which the two notification sets", "insert-floor-sets")], target: 2.0, rows: rows, directory: directory)
 }
 
+if runs("objects") || runs("typed") {
+    // What apps write: typed properties of a managed object subclass.
+    try report("fetch + read every value through typed @Managed properties", baseline: ("raw sqlite3 loop", "fetch-raw"),
+               contenders: [("OpenCoreData fetch, row.a0 ... row.a9", "fetch-ocd-typed")], target: 2.0, rows: rows, directory: directory)
+    try report("insert + save through typed @Managed properties", baseline: ("raw prepared INSERT loop", "insert-raw"),
+               contenders: [("OpenCoreData TypedRow(context:), row.a0 = ...", "insert-ocd-typed")], target: 2.0, rows: rows, directory: directory)
+}
+
 if runs("objects") || runs("bridged") {
     // Foundation's bridged values against native ones, through the same API: the target is the
     // bridged path within 1.2x of the native one.
@@ -676,6 +696,9 @@ if !skipQueries && runs("controller") {
     try report("fetched results controller: 10,000 changes in one save", baseline: ("refetch everything + difference(from:)", "frc-changes-diff"),
                contenders: [("OpenCoreData controller callbacks", "frc-changes-ocd")], target: 1.0, absoluteTarget: 0.05, rows: queryRows, directory: directory)
     NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-bench-\(getpid())")
+}
+if !skipQueries && runs("controller-matrix") {
+    try runControllerMatrix(rows: queryRows, directory: directory, sections: MatrixCell.Section.allCases, sorts: MatrixCell.Sort.allCases)
 }
 if !skipQueries && runs("batch") {
     try report("NSBatchUpdateRequest (half the rows)", baseline: ("raw UPDATE", "update-raw"),

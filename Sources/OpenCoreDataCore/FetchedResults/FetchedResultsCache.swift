@@ -10,7 +10,7 @@ import Foundation
 /// little-endian arrays, read back with one copy each.
 struct FetchedResultsCache {
     let name: String
-    private static let magic = Array("OCDFRC2\n".utf8)
+    private static let magic = Array("OCDFRC3\n".utf8)
 
     /// Where caches live: `$XDG_CACHE_HOME/OpenCoreData/FetchedResults` (or `~/.cache/…`).
     static var directory: URL {
@@ -94,16 +94,12 @@ struct FetchedResultsCache {
                     for value in values { rows.chunks[index].columns[position].appendDouble(value) }
                 }
             case .string:
+                // Per chunk: the byte count, each row's end offset, the bytes (see UTF8Column).
                 for (index, range) in ranges.enumerated() {
-                    for _ in range {
-                        guard let length = reader.integer(Int32.self) else { return nil }
-                        if length < 0 {
-                            rows.chunks[index].columns[position].append(.null)
-                            continue
-                        }
-                        guard let bytes = reader.bytes(Int(length)) else { return nil }
-                        rows.chunks[index].columns[position].append(.string(String(decoding: bytes, as: UTF8.self)))
-                    }
+                    guard let byteCount = reader.integer(UInt32.self), let ends = reader.array(UInt32.self, count: range.count),
+                          let bytes = reader.array(UInt8.self, count: Int(byteCount)),
+                          let column = UTF8Column(bytes: ContiguousArray(bytes), ends: ContiguousArray(ends)) else { return nil }
+                    rows.chunks[index].columns[position].setStrings(column)
                 }
             case .other:
                 return nil
@@ -140,15 +136,10 @@ struct FetchedResultsCache {
                 for chunk in rows.chunks { chunk.columns[position].doubles.withUnsafeBytes { data.append(contentsOf: $0) } }
             case .string:
                 for chunk in rows.chunks {
-                    for string in chunk.columns[position].strings {
-                        guard let string else {
-                            withUnsafeBytes(of: Int32(-1).littleEndian) { data.append(contentsOf: $0) }
-                            continue
-                        }
-                        let utf8 = Array(string.utf8)
-                        withUnsafeBytes(of: Int32(utf8.count).littleEndian) { data.append(contentsOf: $0) }
-                        data.append(contentsOf: utf8)
-                    }
+                    let strings = chunk.columns[position].strings
+                    withUnsafeBytes(of: UInt32(strings.bytes.count).littleEndian) { data.append(contentsOf: $0) }
+                    strings.ends.withUnsafeBytes { data.append(contentsOf: $0) }
+                    strings.bytes.withUnsafeBytes { data.append(contentsOf: $0) }
                 }
             case .other:
                 return

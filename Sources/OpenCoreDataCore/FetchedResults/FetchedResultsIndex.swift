@@ -15,8 +15,8 @@ final class FetchedResultsIndex {
 
     let descriptors: [NSSortDescriptor]
     let kinds: [SortValue.Kind]
-    /// Each descriptor's direction, read once.
-    private let ascending: [Bool]
+    /// How rows compare, read from the descriptors once.
+    private let rowOrder: RowOrder
     private var chunks: [SortedRowsChunk] = []
     private var freeChunks: [Int32] = []
     private var order: [Int32] = []
@@ -32,7 +32,7 @@ final class FetchedResultsIndex {
     init(rows: SortedRows, descriptors: [NSSortDescriptor]) {
         self.descriptors = descriptors
         self.kinds = rows.chunks.first?.columns.map(\.kind) ?? []
-        self.ascending = descriptors.map(\.ascending)
+        self.rowOrder = RowOrder(descriptors: descriptors)
         load(rows)
     }
 
@@ -418,7 +418,7 @@ final class FetchedResultsIndex {
         // Rows are compared through pointers to their chunks, each value read straight from its
         // column's storage: no chunk or column is copied, so no reference counting per comparison.
         let order = self.order
-        let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
+        let rowOrder = self.rowOrder
         return withUnsafePointer(to: rows) { rows in
             chunks.withUnsafeBufferPointer { chunks in
                 var low = 0
@@ -443,7 +443,7 @@ final class FetchedResultsIndex {
     /// between chunks, and memory misses, not comparisons, would set the cost.
     private func orderedPlaces(of rows: borrowing SortedRowsChunk) -> (sequence: [Int], places: [(slot: Int32, offset: Int32)]) {
         let order = self.order
-        let rowOrder = RowOrder(descriptors: descriptors, ascending: ascending)
+        let rowOrder = self.rowOrder
         var sequence = Array(0..<rows.count)
         var places = [(slot: Int32, offset: Int32)](repeating: (0, 0), count: rows.count)
         withUnsafePointer(to: rows) { rows in
@@ -535,6 +535,14 @@ final class FetchedResultsIndex {
 private struct RowOrder {
     let descriptors: [NSSortDescriptor]
     let ascending: [Bool]
+    /// Per column: strings in `compare:` order, compared byte by byte in place.
+    let comparesBytes: [Bool]
+
+    init(descriptors: [NSSortDescriptor]) {
+        self.descriptors = descriptors
+        ascending = descriptors.map(\.ascending)
+        comparesBytes = descriptors.map { $0.comparator == nil && ($0.selector == nil || $0.selector?.description == "compare:") }
+    }
 
     /// Whether row `row` of `rows` sorts before row `otherRow` of `others` (chunks with the same
     /// column kinds).
@@ -558,6 +566,8 @@ private struct RowOrder {
                 } else {
                     result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
                 }
+            case .string where comparesBytes[column]:
+                result = rows.pointee.columns[column].strings.compareBytes(row, others.pointee.columns[column].strings, otherRow)
             case .string, .other:
                 // Through the descriptor, which honours its own direction.
                 let order = SortValue.compare(rows.pointee.columns[column][row], others.pointee.columns[column][otherRow], by: descriptors[column])

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The values of one sort key for consecutive rows, stored by kind (8 bytes a row for integers
-/// and doubles, 16 for strings).
+/// and doubles; for strings their UTF-8 bytes and a 4-byte offset, see `UTF8Column`).
 ///
 /// Invariant: only the storage of `kind` holds values, one per row; for integers `integerNulls`
 /// runs parallel to `integers`; for doubles NaN stands for NULL (SQLite stores NaN as NULL).
@@ -10,7 +10,7 @@ struct SortValueColumn {
     private(set) var integers = ContiguousArray<Int64>()
     private(set) var integerNulls = ContiguousArray<Bool>()
     private(set) var doubles = ContiguousArray<Double>()
-    private(set) var strings = ContiguousArray<String?>()
+    private(set) var strings = UTF8Column()
     private(set) var others = ContiguousArray<Any?>()
 
     init(kind: SortValue.Kind) {
@@ -44,7 +44,7 @@ struct SortValueColumn {
         case .double:
             let value = doubles[index]
             return value.isNaN ? .null : .double(value)
-        case .string: return strings[index].map(SortValue.string) ?? .null
+        case .string: return strings.string(at: index).map(SortValue.string) ?? .null
         case .other: return others[index].map(SortValue.other) ?? .null
         }
     }
@@ -60,6 +60,17 @@ struct SortValueColumn {
     mutating func appendInteger(_ value: Int64, isNull: Bool) {
         integers.append(value)
         integerNulls.append(isNull)
+    }
+
+    /// Appends a string's UTF-8 bytes, or NULL, without making a `String`.
+    @inline(__always)
+    mutating func appendUTF8(_ utf8: UnsafeRawBufferPointer?) {
+        if let utf8 { strings.append(utf8) } else { strings.appendNull() }
+    }
+
+    /// Replaces the strings of a string column (read back from a cache).
+    mutating func setStrings(_ column: UTF8Column) {
+        strings = column
     }
 
     /// Appends a double (NaN: NULL) without going through `SortValue`.
@@ -92,7 +103,7 @@ struct SortValueColumn {
             case .null: string = nil
             default: string = value.boxed.map { "\($0)" }
             }
-            if index == strings.count { strings.append(string) } else { strings.insert(string, at: index) }
+            strings.insert(string, at: index)
         case .other:
             if index == others.count { others.append(value.boxed) } else { others.insert(value.boxed, at: index) }
         }
@@ -109,8 +120,7 @@ struct SortValueColumn {
         case .double:
             doubles = .gathering(segments, from: first.doubles, second.doubles)
         case .string:
-            strings.reserveCapacity(segments.reduce(0) { $0 + $1.range.count })
-            for segment in segments { strings.append(contentsOf: segment.fromSecond ? second.strings[segment.range] : first.strings[segment.range]) }
+            strings = UTF8Column(segments: segments, of: first.strings, second.strings)
         case .other:
             others.reserveCapacity(segments.reduce(0) { $0 + $1.range.count })
             for segment in segments { others.append(contentsOf: segment.fromSecond ? second.others[segment.range] : first.others[segment.range]) }
@@ -183,7 +193,7 @@ struct SortValueColumn {
             tail.integers = ContiguousArray(integers[index...]); integers.removeSubrange(index...)
             tail.integerNulls = ContiguousArray(integerNulls[index...]); integerNulls.removeSubrange(index...)
         case .double: tail.doubles = ContiguousArray(doubles[index...]); doubles.removeSubrange(index...)
-        case .string: tail.strings = ContiguousArray(strings[index...]); strings.removeSubrange(index...)
+        case .string: tail.strings = strings.split(at: index)
         case .other: tail.others = ContiguousArray(others[index...]); others.removeSubrange(index...)
         }
         return tail

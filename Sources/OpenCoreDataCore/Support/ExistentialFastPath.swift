@@ -32,6 +32,14 @@ enum ExistentialFastPath {
         }
     }
 
+    /// The string an `Any` holds when its dynamic type is exactly `String` (stored inline in the
+    /// existential's buffer): a comparison of the type word and a copy, no runtime cast.
+    @inline(__always)
+    static func string(_ value: Any) -> String? {
+        guard type(of: value) == String.self else { return nil }
+        return withUnsafeBytes(of: value as Any) { $0.load(as: String.self) }
+    }
+
     /// The class instance an `Any` holds when it was boxed with static type exactly `T` (an
     /// instance of `T` or of a subclass, put in the `Any` as a `T`): a comparison of the
     /// existential's type word and a load, with no call into the runtime.

@@ -5,7 +5,8 @@ import Testing
 
 /// Random sequences of changes against fetched results controllers in every configuration: with
 /// and without sections (also through a relationship), batch size, fetch limit and a predicate, with
-/// changes applied row by row and in bulk.
+/// changes applied row by row and in bulk, names sorted with `compare:` or `localizedStandardCompare:`
+/// (names long and short, accented, and nil).
 /// After every save, a table that applies the delegate's callbacks with UITableView's rules, and a
 /// snapshot delegate's latest snapshot, must both equal a fresh fetch.
 @Suite struct FetchedResultsPropertyTests {
@@ -15,11 +16,12 @@ import Testing
         let limit: Int
         let predicate: String?
         let bulk: Bool
+        var nameSelector = "compare:"
 
-        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none"), \(bulk ? "bulk" : "row by row")" }
+        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none"), \(bulk ? "bulk" : "row by row"), names by \(nameSelector)" }
 
         var sortDescriptors: [NSSortDescriptor] {
-            var sorts = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true)]
+            var sorts = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true, selector: Selector(nameSelector))]
             if let sectionKeyPath { sorts.insert(NSSortDescriptor(key: sectionKeyPath, ascending: true), at: 0) }
             return sorts
         }
@@ -32,6 +34,10 @@ import Testing
                         for predicate in [nil, "score >= 2 AND department.name != 'D3'"] {
                             for bulk in [false, true] where limit == 0 || !bulk {
                                 result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate, bulk: bulk))
+                                if limit == 0 && predicate == nil {
+                                    result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate, bulk: bulk,
+                                                                nameSelector: "localizedStandardCompare:"))
+                                }
                             }
                         }
                     }
@@ -61,7 +67,7 @@ import Testing
         return model
     }
 
-    static let names = ["Ann", "Bob", "Cy", "Dee", "Eve", "Flo", "Gus"]
+    static let names = ["Ann", "Bob", "Cy", "Dee", "Eve", "Flo", "Gus", "bob", "Émile 9", "Émile 10", "Zoë Ångström-Bergqvist", "Ann Marie Fitzgerald-Smythe"]
 
     /// The controller's request for a configuration.
     static func request(_ configuration: Configuration) -> NSFetchRequest<NSManagedObject> {
@@ -146,6 +152,12 @@ import Testing
                     let old = department.value(forKey: "name") as? String ?? ""
                     department.setValue("D\(random.int(1..<7))", forKey: "name")
                     operations.append("rename \(old) → \(department.value(forKey: "name") ?? "")")
+                case 7 where !players.isEmpty:
+                    let player = random.pick(players)
+                    if !player.isDeleted {
+                        player.setValue(random.int(0..<5) == 0 ? nil : random.pick(Self.names), forKey: "name")
+                        operations.append("rename \(describe(player))")
+                    }
                 case 5 where !players.isEmpty:
                     let player = random.pick(players)
                     if !player.isDeleted { player.setValue(random.pick(departments), forKey: "department"); operations.append("move \(describe(player))") }

@@ -116,7 +116,8 @@ struct KeyedArchiveWriter {
     private static func numberValue(_ number: NSNumber) -> PropertyListValue {
         switch UInt8(bitPattern: number.objCType.pointee) {
         case UInt8(ascii: "f"), UInt8(ascii: "d"): .real(number.doubleValue)
-        case UInt8(ascii: "c"), UInt8(ascii: "B") where number.int64Value == 0 || number.int64Value == 1: .bool(number.boolValue)
+        case let code where (code == UInt8(ascii: "c") || code == UInt8(ascii: "B")) && (number.int64Value == 0 || number.int64Value == 1):
+            .bool(number.boolValue)
         default: .integer(number.int64Value)
         }
     }

@@ -80,6 +80,12 @@ extension SQLiteStore {
                     switch sortColumn.kind {
                     case .integer: chunk.columns[position].appendInteger(isNull ? 0 : sqlite3_column_int64(handle, index), isNull: isNull)
                     case .double: chunk.columns[position].appendDouble(isNull ? .nan : sqlite3_column_double(handle, index))
+                    case .string where isNull:
+                        chunk.columns[position].appendUTF8(nil)
+                    case .string where sqlite3_column_type(handle, index) == SQLITE_TEXT:
+                        // The bytes as SQLite holds them: no String made per row.
+                        let text = sqlite3_column_text(handle, index)
+                        chunk.columns[position].appendUTF8(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
                     case .string, .other:
                         chunk.columns[position].append(SortValue(SQLiteValueCoding.read(handle, index, sortColumn.read), kind: sortColumn.kind))
                     }

@@ -1,0 +1,65 @@
+// The object graph read and written the way apps do it: through a managed object subclass's
+// typed `@Managed` properties (`row.a0`), not `value(forKey:) as! Int64`.
+import Foundation
+import OpenCoreData
+
+/// The benchmark entity as a class, as Xcode generates it with scalar types on.
+final class TypedRow: NSManagedObject {
+    @Managed var a0: Int64
+    @Managed var a1: Int64
+    @Managed var a2: Int64
+    @Managed var a3: Int64
+    @Managed var a4: Int64
+    @Managed var a5: Int64
+    @Managed var a6: Int64
+    @Managed var a7: Int64
+    @Managed var a8: Int64
+    @Managed var a9: Int64
+}
+
+/// The benchmark model with `Row` backed by `TypedRow` (the same store schema and hashes).
+func makeTypedModel() -> NSManagedObjectModel {
+    let entity = NSEntityDescription(name: "Row", className: "TypedRow")
+    entity.properties = columns.map { NSAttributeDescription(name: $0, type: .integer64AttributeType) }
+    let model = NSManagedObjectModel()
+    model.entities = [entity]
+    return model
+}
+
+func openTypedStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
+    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeTypedModel())
+    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+    return coordinator
+}
+
+/// Fetches every row and reads its ten values through the typed properties.
+func fetchTyped(_ url: URL) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openTypedStore(url)
+    return try context.performAndWait {
+        let rows = try context.fetch(NSFetchRequest<TypedRow>(entityName: "Row"))
+        var sum: Int64 = 0
+        for row in rows {
+            sum &+= row.a0 &+ row.a1 &+ row.a2 &+ row.a3 &+ row.a4
+            sum &+= row.a5 &+ row.a6 &+ row.a7 &+ row.a8 &+ row.a9
+        }
+        return sum
+    }
+}
+
+/// Inserts `rows` objects, setting the ten values through the typed properties, and saves once.
+func insertTyped(_ url: URL, rows: Int) throws -> Int64 {
+    removeStore(url)
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openTypedStore(url)
+    try context.performAndWait {
+        for pk in 1...rows {
+            let row = TypedRow(context: context)
+            let base = Int64(pk &* 31)
+            row.a0 = base; row.a1 = base &+ 1; row.a2 = base &+ 2; row.a3 = base &+ 3; row.a4 = base &+ 4
+            row.a5 = base &+ 5; row.a6 = base &+ 6; row.a7 = base &+ 7; row.a8 = base &+ 8; row.a9 = base &+ 9
+        }
+        try context.save()
+    }
+    return Int64(rows)
+}

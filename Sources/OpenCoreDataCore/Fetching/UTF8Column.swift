@@ -1,0 +1,137 @@
+import Foundation
+
+/// The string values of one sort key for consecutive rows, kept as UTF-8 bytes in one buffer:
+/// no `String` (and no allocation) per row.
+///
+/// A fetched results controller holds a sort value for every row it indexes; a million names as
+/// Swift strings cost a heap allocation each beyond 15 bytes. Here a row costs its bytes and one
+/// 4-byte end offset, and rows compare byte by byte (`compare:`, SQLite's `BINARY`) in place.
+///
+/// Invariant: `ends` holds one entry per row, nondecreasing once `nullFlag` is masked off, the
+/// last equal to `bytes.count`; a row's bytes are `bytes[end(row - 1)..<end(row)]`. A NULL row
+/// has `nullFlag` set and no bytes.
+struct UTF8Column {
+    private(set) var bytes = ContiguousArray<UInt8>()
+    private(set) var ends = ContiguousArray<UInt32>()
+    /// Marks a NULL row in `ends`.
+    static let nullFlag: UInt32 = 1 << 31
+
+    init() {}
+
+    /// The number of rows.
+    var count: Int { ends.count }
+
+    mutating func reserveCapacity(_ rows: Int) {
+        ends.reserveCapacity(rows)
+        bytes.reserveCapacity(rows * 16)
+    }
+
+    /// Where row `row`'s bytes start (`bytes.count` for `row == count`).
+    @inline(__always)
+    func start(of row: Int) -> Int { row == 0 ? 0 : end(of: row - 1) }
+
+    @inline(__always)
+    func end(of row: Int) -> Int { Int(ends[row] & ~Self.nullFlag) }
+
+    @inline(__always)
+    func isNull(_ row: Int) -> Bool { ends[row] & Self.nullFlag != 0 }
+
+    /// Appends a row's UTF-8 bytes.
+    @inline(__always)
+    mutating func append(_ utf8: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: utf8)
+        precondition(bytes.count < Int(Self.nullFlag), "A sort column's strings exceed 2 GB.")
+        ends.append(UInt32(bytes.count))
+    }
+
+    @inline(__always)
+    mutating func appendNull() {
+        ends.append(UInt32(bytes.count) | Self.nullFlag)
+    }
+
+    mutating func append(_ string: String?) {
+        guard var string else { return appendNull() }
+        string.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The string of row `row`, nil for NULL.
+    func string(at row: Int) -> String? {
+        if isNull(row) { return nil }
+        let range = start(of: row)..<end(of: row)
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
+    /// Inserts a row at `row`.
+    mutating func insert(_ string: String?, at row: Int) {
+        if row == count { return append(string) }
+        let offset = start(of: row)
+        let utf8 = Array((string ?? "").utf8)
+        bytes.insert(contentsOf: utf8, at: offset)
+        let length = UInt32(utf8.count)
+        for index in row..<ends.count { ends[index] += length }
+        ends.insert((UInt32(offset) + length) | (string == nil ? Self.nullFlag : 0), at: row)
+    }
+
+    mutating func remove(at row: Int) {
+        let range = start(of: row)..<end(of: row)
+        bytes.removeSubrange(range)
+        ends.remove(at: row)
+        let length = UInt32(range.count)
+        for index in row..<ends.count { ends[index] -= length }
+    }
+
+    /// Moves the rows from `row` on into a new column.
+    mutating func split(at row: Int) -> UTF8Column {
+        let offset = start(of: row)
+        var tail = UTF8Column()
+        tail.bytes = ContiguousArray(bytes[offset...])
+        tail.ends = ContiguousArray(ends[row...].lazy.map { $0 - UInt32(offset) })
+        bytes.removeSubrange(offset...)
+        ends.removeSubrange(row...)
+        return tail
+    }
+
+    /// Runs of rows of two columns, in order, copied run by run.
+    init(segments: [SortedRowsChunk.Segment], of first: UTF8Column, _ second: UTF8Column) {
+        ends.reserveCapacity(segments.reduce(0) { $0 + $1.range.count })
+        for segment in segments where !segment.range.isEmpty {
+            let source = segment.fromSecond ? second : first
+            let lower = source.start(of: segment.range.lowerBound)
+            let shift = Int64(bytes.count) - Int64(lower)
+            bytes.append(contentsOf: source.bytes[lower..<source.end(of: segment.range.upperBound - 1)])
+            for row in segment.range { ends.append(UInt32(Int64(source.ends[row]) + shift)) }
+        }
+    }
+
+    /// A column read back from its `bytes` and `ends` (a cache); nil when they break the invariant.
+    init?(bytes: ContiguousArray<UInt8>, ends: ContiguousArray<UInt32>) {
+        var previous = 0
+        for end in ends {
+            let offset = Int(end & ~Self.nullFlag)
+            guard offset >= previous, offset <= bytes.count, end & Self.nullFlag == 0 || offset == previous else { return nil }
+            previous = offset
+        }
+        guard previous == bytes.count else { return nil }
+        self.bytes = bytes
+        self.ends = ends
+    }
+
+    /// The order of row `row` and row `otherRow` of `other` by their bytes (NULL first), as
+    /// `compare:` and SQLite's `BINARY` order them.
+    @inline(__always)
+    func compareBytes(_ row: Int, _ other: borrowing UTF8Column, _ otherRow: Int) -> ComparisonResult {
+        let (isNull, otherIsNull) = (isNull(row), other.isNull(otherRow))
+        if isNull || otherIsNull { return isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending) }
+        let (lower, upper) = (start(of: row), end(of: row))
+        let (otherLower, otherUpper) = (other.start(of: otherRow), other.end(of: otherRow))
+        let (length, otherLength) = (upper - lower, otherUpper - otherLower)
+        let common = Swift.min(length, otherLength)
+        let order = bytes.withUnsafeBufferPointer { mine in
+            other.bytes.withUnsafeBufferPointer { theirs in
+                common == 0 ? 0 : memcmp(mine.baseAddress! + lower, theirs.baseAddress! + otherLower, common)
+            }
+        }
+        if order != 0 { return order < 0 ? .orderedAscending : .orderedDescending }
+        return length == otherLength ? .orderedSame : (length < otherLength ? .orderedAscending : .orderedDescending)
+    }
+}
