@@ -28,9 +28,7 @@ func makeMatrixModel() -> NSManagedObjectModel {
 }
 
 func openMatrixStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
-    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeMatrixModel())
-    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-    return coordinator
+    try openStore(url, model: makeMatrixModel())
 }
 
 let matrixWords = ["Adèle", "bruno", "Chloé", "david", "Émile", "Fanny", "gaspard", "Hélène", "Inès", "jules"]
@@ -230,6 +228,8 @@ func matrixChanges(_ url: URL, _ cell: MatrixCell, changes: Int, rows: Int) thro
         let sections = controller.sections ?? []
         let starts = sections.reduce(into: [0]) { $0.append($0.last! + $1.numberOfObjects) }
         let total = starts.last!
+        // A predicate can leave no rows on a small store: nothing to change.
+        guard total > 0 else { return (0, 0) }
         for index in 0..<changes {
             let position = (index &* 7919) % total
             let section = starts.lastIndex { $0 <= position }!

@@ -27,9 +27,7 @@ func makeTypedModel() -> NSManagedObjectModel {
 }
 
 func openTypedStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
-    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeTypedModel())
-    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-    return coordinator
+    try openStore(url, model: makeTypedModel())
 }
 
 /// Fetches every row and reads its ten values through the typed properties.

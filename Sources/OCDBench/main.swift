@@ -21,8 +21,9 @@ func makeModel() -> NSManagedObjectModel {
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-func openStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
-    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel())
+/// A coordinator with the SQLite store at `url` added, for `model` (the benchmark model by default).
+func openStore(_ url: URL, model: NSManagedObjectModel = makeModel()) throws -> NSPersistentStoreCoordinator {
+    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
     try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
     return coordinator
 }
@@ -230,9 +231,7 @@ func makeQueryModel() -> NSManagedObjectModel {
 let queryWords = ["alpha", "Bravo", "charlie", "Délta", "echo", "Foxtrot", "golf", "Hôtel", "india", "Juliet"]
 
 func openQueryStore(_ url: URL) throws -> NSPersistentStoreCoordinator {
-    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeQueryModel())
-    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-    return coordinator
+    try openStore(url, model: makeQueryModel())
 }
 
 func prepareQueryStore(_ url: URL, rows: Int) throws {
