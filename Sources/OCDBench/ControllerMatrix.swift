@@ -154,13 +154,9 @@ struct MatrixCell {
 /// The comparison a raw program would register for `localizedStandardCompare:`: the same order
 /// the store's collation uses, so both sort alike.
 private func standardCollation(_: UnsafeMutableRawPointer?, _ count: Int32, _ bytes: UnsafeRawPointer?, _ otherCount: Int32, _ otherBytes: UnsafeRawPointer?) -> Int32 {
-    let string = String(decoding: UnsafeRawBufferPointer(start: bytes, count: Int(count)), as: UTF8.self)
-    let other = String(decoding: UnsafeRawBufferPointer(start: otherBytes, count: Int(otherCount)), as: UTF8.self)
-    switch StringComparison.localizedStandard(string, other) {
-    case .orderedAscending: return -1
-    case .orderedSame: return 0
-    case .orderedDescending: return 1
-    }
+    let result = StringComparison.compareUTF8(UnsafeRawBufferPointer(start: bytes, count: Int(count)),
+                                              UnsafeRawBufferPointer(start: otherBytes, count: Int(otherCount)), by: .localizedStandard)
+    return result == .orderedAscending ? -1 : (result == .orderedSame ? 0 : 1)
 }
 
 /// The baseline: the raw query of the cell, its IDs kept in an array and its sections counted
@@ -252,6 +248,8 @@ func runMatrixChild(mode: String, rows: Int, directory: URL, output: String) thr
     let start = now()
     let checksum: Int64
     switch operation {
+    // Makes the store alone (`--child matrix-prepare-none-int64-all --dir D`), for profiling one operation by hand.
+    case "prepare": try prepareMatrixStore(store, rows: rows); checksum = 0
     case "raw": checksum = try matrixRaw(store, cell)
     case "fetch": checksum = try matrixPerformFetch(store, cell, cacheName: nil)
     case "warm", "cached": checksum = try matrixPerformFetch(store, cell, cacheName: cacheName)

@@ -141,9 +141,13 @@ struct FetchedResultsChanges {
     }
 
     /// The change of the ordered object IDs: removals at old positions, insertions at new ones.
+    ///
+    /// The changes are handed over already in the order `CollectionDifference` sorts them into
+    /// (removals, then insertions, each by offset): its sort is generic code that runs through
+    /// witness tables, and finds sorted input in one pass instead of O(n log n) comparisons.
     func difference(id: (NSManagedObject) -> NSManagedObjectID) -> CollectionDifference<NSManagedObjectID> {
-        let removals = removedPositions.map { CollectionDifference<NSManagedObjectID>.Change.remove(offset: $0.position, element: id($0.object), associatedWith: nil) }
-        let insertions = insertedPositions.map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.position, element: id($0.object), associatedWith: nil) }
+        let removals = removedPositions.sorted { $0.position < $1.position }.map { CollectionDifference<NSManagedObjectID>.Change.remove(offset: $0.position, element: id($0.object), associatedWith: nil) }
+        let insertions = insertedPositions.sorted { $0.position < $1.position }.map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.position, element: id($0.object), associatedWith: nil) }
         return CollectionDifference(removals + insertions)!
     }
 }

@@ -535,13 +535,17 @@ final class FetchedResultsIndex {
 private struct RowOrder {
     let descriptors: [NSSortDescriptor]
     let ascending: [Bool]
-    /// Per column: strings in `compare:` order, compared byte by byte in place.
-    let comparesBytes: [Bool]
+    /// Per column: the string order of a descriptor with a string selector (`compare:` when none)
+    /// and no comparator, whose strings are compared in place; nil for any other descriptor.
+    let stringOrders: [StringComparison.Order?]
 
     init(descriptors: [NSSortDescriptor]) {
         self.descriptors = descriptors
         ascending = descriptors.map(\.ascending)
-        comparesBytes = descriptors.map { $0.comparator == nil && ($0.selector == nil || $0.selector?.description == "compare:") }
+        stringOrders = descriptors.map { descriptor in
+            guard descriptor.comparator == nil else { return nil }
+            return StringComparison.Order(selectorName: descriptor.selector?.description ?? "compare:")
+        }
     }
 
     /// Whether row `row` of `rows` sorts before row `otherRow` of `others` (chunks with the same
@@ -566,8 +570,8 @@ private struct RowOrder {
                 } else {
                     result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
                 }
-            case .string where comparesBytes[column]:
-                result = rows.pointee.columns[column].strings.compareBytes(row, others.pointee.columns[column].strings, otherRow)
+            case .string where stringOrders[column] != nil:
+                result = rows.pointee.columns[column].strings.compare(row, others.pointee.columns[column].strings, otherRow, by: stringOrders[column].unsafelyUnwrapped)
             case .string, .other:
                 // Through the descriptor, which honours its own direction.
                 let order = SortValue.compare(rows.pointee.columns[column][row], others.pointee.columns[column][otherRow], by: descriptors[column])

@@ -120,18 +120,22 @@ struct UTF8Column {
     /// `compare:` and SQLite's `BINARY` order them.
     @inline(__always)
     func compareBytes(_ row: Int, _ other: borrowing UTF8Column, _ otherRow: Int) -> ComparisonResult {
+        compare(row, other, otherRow, by: .binary)
+    }
+
+    /// The order of row `row` and row `otherRow` of `other` by a string order (NULL first),
+    /// compared in place.
+    @inline(__always)
+    func compare(_ row: Int, _ other: borrowing UTF8Column, _ otherRow: Int, by order: StringComparison.Order) -> ComparisonResult {
         let (isNull, otherIsNull) = (isNull(row), other.isNull(otherRow))
         if isNull || otherIsNull { return isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending) }
         let (lower, upper) = (start(of: row), end(of: row))
         let (otherLower, otherUpper) = (other.start(of: otherRow), other.end(of: otherRow))
-        let (length, otherLength) = (upper - lower, otherUpper - otherLower)
-        let common = Swift.min(length, otherLength)
-        let order = bytes.withUnsafeBufferPointer { mine in
-            other.bytes.withUnsafeBufferPointer { theirs in
-                common == 0 ? 0 : memcmp(mine.baseAddress! + lower, theirs.baseAddress! + otherLower, common)
+        return bytes.withUnsafeBytes { mine in
+            other.bytes.withUnsafeBytes { theirs in
+                let (a, b) = (UnsafeRawBufferPointer(rebasing: mine[lower..<upper]), UnsafeRawBufferPointer(rebasing: theirs[otherLower..<otherUpper]))
+                return order == .binary ? StringComparison.binaryBytes(a, b) : StringComparison.compareUTF8(a, b, by: order)
             }
         }
-        if order != 0 { return order < 0 ? .orderedAscending : .orderedDescending }
-        return length == otherLength ? .orderedSame : (length < otherLength ? .orderedAscending : .orderedDescending)
     }
 }

@@ -14,6 +14,8 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// Whether any entity has a derived attribute (set when frozen): saves skip reading derived
     /// values back when none has.
     private(set) var hasDerivedAttributes = false
+    /// Once frozen: the entity each class asked about represents (see `EntityClassRegistry`).
+    let entitiesByClass = LockedValue<[ObjectIdentifier: NSEntityDescription]>([:])
 
     /// Identifiers of this model version (Xcode's "model version identifier").
     public var versionIdentifiers: Set<AnyHashable> = []

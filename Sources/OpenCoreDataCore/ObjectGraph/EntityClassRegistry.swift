@@ -64,14 +64,21 @@ enum EntityClassRegistry {
     }
 
     /// The entity a class represents in one model.
+    ///
+    /// A frozen model remembers the answer per class: `Team(context:)` asks on every insert, and
+    /// the names of a class cost more than the rest of an insert.
     static func entity(for type: NSManagedObject.Type, in model: NSManagedObjectModel) -> NSEntityDescription? {
+        let frozen = model.isFrozen
+        if frozen, let known = model.entitiesByClass.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         register(type)
         let simple = String(describing: type)
         let qualified = String(reflecting: type)
-        return model.entities.first { entity in
+        let found = model.entities.first { entity in
             let name = entity.managedObjectClassName ?? ""
             return name == qualified || unqualified(name) == simple
         } ?? model.entitiesByName[simple]
+        if frozen, let found { model.entitiesByClass.withLock { $0[ObjectIdentifier(type)] = found } }
+        return found
     }
 
     /// The class to instantiate for an entity.

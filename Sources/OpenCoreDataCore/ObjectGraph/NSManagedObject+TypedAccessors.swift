@@ -3,22 +3,56 @@ import Foundation
 /// `@Managed` accessors for the common attribute types, chosen by the compiler over the generic
 /// ones when the property's type is one of these (`@Managed var count: Int64`).
 ///
-/// They behave exactly as the generic forms; they only skip the Swift runtime's dynamic cast,
-/// which costs more than the rest of a property read: the value is read from its slot and taken
-/// when its type word is the declared type's, and anything else (a key-path recording, a
-/// relationship, a value of another type, nil into a scalar) takes the generic path.
+/// They behave exactly as the generic forms; they only skip the `Any` and the Swift runtime's
+/// dynamic cast, which cost more than the rest of a property read: a fixed-width attribute is
+/// read from its slot's raw word, a string taken from the slot's existential when its type word
+/// is `String`'s, and anything else (a key-path recording, a relationship, a value of another
+/// type, nil into a scalar) takes the generic path.
 extension NSManagedObject {
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int64 { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int32 { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int16 { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Double { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Float { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Bool { typedValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int64? { typedOptionalValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int32? { typedOptionalValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Int16? { typedOptionalValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Double? { typedOptionalValue(forKey: key) }
-    @inline(__always) public final func _managedValue(forKey key: String) -> Bool? { typedOptionalValue(forKey: key) }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int64 {
+        if let word = scalarWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int32 {
+        if let word = scalarWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int16 {
+        if let word = scalarWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Double {
+        if let word = scalarWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Float {
+        if let word = scalarWord(forKey: key, kind: .float) { return Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Bool {
+        if let word = scalarWord(forKey: key, kind: .bool) { return word != 0 }
+        return typedValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int64? {
+        if let word = scalarWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
+        return typedOptionalValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int32? {
+        if let word = scalarWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return typedOptionalValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Int16? {
+        if let word = scalarWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return typedOptionalValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Double? {
+        if let word = scalarWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
+        return typedOptionalValue(forKey: key)
+    }
+    @inline(__always) public final func _managedValue(forKey key: String) -> Bool? {
+        if let word = scalarWord(forKey: key, kind: .bool) { return word != 0 }
+        return typedOptionalValue(forKey: key)
+    }
 
     /// A `String?` property: the string is taken from the slot's existential when it holds one.
     public final func _managedValue(forKey key: String) -> String? {
@@ -45,6 +79,24 @@ extension NSManagedObject {
         guard keyPathRecorder == nil, let slot = entity.fastSlot(forKey: key), case .attribute = entity.slotKinds[slot] else { return nil }
         fireFaultIfNeeded()
         return slot
+    }
+
+    /// The raw word of a fixed-width attribute of `kind` read directly (fault fired), without an
+    /// `Any`; nil when the read must take another path: a key path being recorded, a key that is
+    /// not such an attribute, nil, or a value not stored as a word.
+    @inline(__always)
+    private func scalarWord(forKey key: String, kind: SlotLayout.Kind) -> UInt64? {
+        guard keyPathRecorder == nil else { return nil }
+        // The object keeps its entity, and the entity its layout, alive: no retains on this path.
+        let slot = Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> Int in
+            guard let slot = entity.fastSlot(forKey: key) else { return -1 }
+            return Unmanaged.passUnretained(entity.slotLayout)._withUnsafeGuaranteedRef { layout in
+                slot < layout.count && layout.kindTable[slot] == kind ? slot : -1
+            }
+        }
+        guard slot >= 0 else { return nil }
+        fireFaultIfNeeded()
+        return attributeWord(at: slot, kind: kind)
     }
 
     @inline(__always)

@@ -204,6 +204,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return values[slot]
     }
 
+    /// The raw word of an attribute's slot when the slot is of `kind` and holds a value (read as
+    /// `attributeValue(at:)` reads, without making an `Any`); nil otherwise.
+    @inline(__always)
+    final func attributeWord(at slot: Int, kind: SlotLayout.Kind) -> UInt64? {
+        if let batch = rowBatch { return batch.word(row: Int(rowBatchIndex), slot: slot, kind: kind) }
+        guard storedValues.kind(at: slot) == kind else { return nil }
+        return storedValues.word(at: slot)
+    }
+
     /// Gives an object that has no values yet an empty slot for each property.
     final func allocateStorage() {
         if values.count != entity.slotKeys.count {

@@ -123,6 +123,15 @@ extension SlotLayout {
         }
     }
 
+    /// The raw word of a slot in a row when the slot is of `kind` and holds a word; nil for another
+    /// kind, nil, or a value kept in an overflow table.
+    @inline(__always)
+    func word(at slot: Int, inRow row: UnsafeRawPointer, kind: Kind) -> UInt64? {
+        precondition(slot >= 0 && slot < count, "Slot index out of range")
+        guard kindTable[slot] == kind, row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
+        return row.load(fromByteOffset: slot * 8, as: UInt64.self)
+    }
+
     /// Deinitializes one row's memory (releases its cells).
     func deinitializeRow(at row: UnsafeMutableRawPointer) {
         if cellCount > 0 { (row + cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: cellCount) }

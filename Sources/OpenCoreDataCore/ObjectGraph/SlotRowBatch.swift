@@ -63,6 +63,18 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         }
     }
 
+    /// The raw word of a word slot of a row, when the slot is of `kind` and holds a value (batch
+    /// rows keep no overflow values); nil otherwise. Typed property reads use it to skip `Any`.
+    @inline(__always)
+    func word(row index: Int, slot: Int, kind: SlotLayout.Kind) -> UInt64? {
+        withUnsafeMutablePointers { header, words in
+            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                layout.word(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount), kind: kind)
+            }
+        }
+    }
+
     /// A copy of a row as values of their own.
     func values(ofRow index: Int) -> SlotValues {
         withUnsafeMutablePointers { header, words in

@@ -66,28 +66,43 @@ public enum StringComparison {
 
     /// Case-folded binary order, ties broken by `binary`.
     @Sendable public static func caseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        compareStrings(lhs, rhs, by: .caseInsensitive)
+    }
+
+    /// Case- and diacritic-folded binary order, then case-folded, then `binary`.
+    @Sendable public static func localized(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        compareStrings(lhs, rhs, by: .localized)
+    }
+
+    /// Same order as `localized` (the primary level already ignores case).
+    @Sendable public static func localizedCaseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        compareStrings(lhs, rhs, by: .localized)
+    }
+
+    /// Finder-like order: folded like `localized`, digit runs compared numerically.
+    @Sendable public static func localizedStandard(_ lhs: String, _ rhs: String) -> ComparisonResult {
+        compareStrings(lhs, rhs, by: .localizedStandard)
+    }
+
+    // The orders by folding whole strings: their definition, and what `compareUTF8` falls back
+    // on when it can't stream a fold.
+
+    static func foldingCaseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
         let r = binary(fold(lhs, caseInsensitive: true, diacriticInsensitive: false),
                        fold(rhs, caseInsensitive: true, diacriticInsensitive: false))
         return r != .orderedSame ? r : binary(lhs, rhs)
     }
 
-    /// Case- and diacritic-folded binary order, then case-folded, then `binary`.
-    @Sendable public static func localized(_ lhs: String, _ rhs: String) -> ComparisonResult {
+    static func foldingLocalized(_ lhs: String, _ rhs: String) -> ComparisonResult {
         let r = binary(fold(lhs, caseInsensitive: true, diacriticInsensitive: true),
                        fold(rhs, caseInsensitive: true, diacriticInsensitive: true))
-        return r != .orderedSame ? r : caseInsensitive(lhs, rhs)
+        return r != .orderedSame ? r : foldingCaseInsensitive(lhs, rhs)
     }
 
-    /// Same order as `localized` (the primary level already ignores case).
-    @Sendable public static func localizedCaseInsensitive(_ lhs: String, _ rhs: String) -> ComparisonResult {
-        localized(lhs, rhs)
-    }
-
-    /// Finder-like order: folded like `localized`, digit runs compared numerically.
-    @Sendable public static func localizedStandard(_ lhs: String, _ rhs: String) -> ComparisonResult {
+    static func foldingLocalizedStandard(_ lhs: String, _ rhs: String) -> ComparisonResult {
         let r = numericAware(fold(lhs, caseInsensitive: true, diacriticInsensitive: true),
                              fold(rhs, caseInsensitive: true, diacriticInsensitive: true))
-        return r != .orderedSame ? r : localized(lhs, rhs)
+        return r != .orderedSame ? r : foldingLocalized(lhs, rhs)
     }
 
     /// Compares UTF-8 bytes, treating each maximal run of ASCII digits as one number.

@@ -66,8 +66,9 @@ enum SQLiteCollations {
 
     static func collationName(forSelector selector: String) -> String? { names[selector] }
 
-    static var all: [(String, @Sendable (String, String) -> ComparisonResult)] {
-        names.compactMap { selector, name in StringComparison.comparator(forSelectorName: selector).map { (name, $0) } }
+    /// Each collation's name and order.
+    static var all: [(name: String, order: StringComparison.Order)] {
+        names.compactMap { selector, name in StringComparison.Order(selectorName: selector).map { (name, $0) } }
     }
 }
 

@@ -139,9 +139,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for pragma in pragmas { try db.execute(sql: pragma) }
             db.add(function: SQLPredicateFunctions.match)
             SQLiteDerivedAttributes.registerFunctions(db)
-            for (name, compare) in SQLiteCollations.all {
-                db.add(collation: DatabaseCollation(name) { lhs, rhs in compare(lhs, rhs) })
-            }
+            try SQLiteCollations.register(on: db)
         }
         return configuration
     }
