@@ -135,7 +135,9 @@ private struct SectionRunBuilder {
             let bytes = sqlite3_column_blob(handle, column)
             let count = Int(sqlite3_column_bytes(handle, column))
             let buffer = UnsafeRawBufferPointer(start: bytes, count: count)
-            if changed || !previousBytes.elementsEqual(buffer) {
+            // memcmp: the generic `elementsEqual` costs more than SQLite's own step per row.
+            let same = previousBytes.count == count && (count == 0 || previousBytes.withUnsafeBytes { memcmp($0.baseAddress!, bytes!, count) == 0 })
+            if changed || !same {
                 changed = true
                 previousBytes = Array(buffer)
             }
