@@ -451,6 +451,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private final class SelectPlan {
         var columns: [String] = []
         var plans: [Int: RowPlan] = [:]
+        /// `SELECT … WHERE Z_PK IN (?,…)` for a row-loading statement with so many parameters
+        /// (see `boundKeyCount`), made once.
+        var boundLoadSQL: [Int: String] = [:]
     }
 
     private var selectPlans: [ObjectIdentifier: SelectPlan] = [:]
@@ -683,11 +686,29 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for group in Dictionary(grouping: objectIDs, by: { ObjectIdentifier($0.entity.rootEntity) }).values {
             guard let mapping = schema.mapping(for: group[0].entity.rootEntity) else { continue }
             let plan = selectPlan(for: group[0].entity.rootEntity)
-            let keys = group.map { String($0.primaryKey) }.joined(separator: ",")
-            let sql = "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK IN (\(keys))"
+            var select: String { "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK IN " }
+            // A fault batch (a few dozen keys) reuses a prepared statement: its keys are bound to a
+            // power-of-two number of parameters, the last key repeated, so a handful of statements
+            // serve every batch; preparing one costs more than reading its rows. Larger groups are
+            // written into the SQL.
+            let bound = Self.boundKeyCount(group.count)
+            let sql: String
+            let arguments: [DatabaseValue]
+            if let bound {
+                if let known = plan.boundLoadSQL[bound] {
+                    sql = known
+                } else {
+                    sql = select + "(" + Array(repeating: "?", count: bound).joined(separator: ",") + ")"
+                    plan.boundLoadSQL[bound] = sql
+                }
+                arguments = (0..<bound).map { group[Swift.min($0, group.count - 1)].primaryKey.databaseValue }
+            } else {
+                sql = select + "(" + group.map { String($0.primaryKey) }.joined(separator: ",") + ")"
+                arguments = []
+            }
             let start = DispatchTime.now().uptimeNanoseconds
             let byKey: [Int64: StoredRow] = try read { db in
-                let statement = try db.makeStatement(sql: sql)
+                let statement = bound == nil ? try db.makeStatement(sql: sql) : try db.cachedStatementKeepingWholeText(sql: sql, arguments: arguments)
                 let handle = statement.sqliteStatement
                 var found: [Int64: StoredRow] = [:]
                 while sqlite3_step(handle) == SQLITE_ROW {
@@ -700,6 +721,15 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for id in group { if let row = byKey[id.primaryKey] { rows[id.key] = row } }
         }
         return rows
+    }
+
+    /// The number of parameters a group of `count` keys is bound to when loading rows: the next
+    /// power of two up to 256, or nil above that (the keys are then written into the SQL).
+    static func boundKeyCount(_ count: Int) -> Int? {
+        guard count > 0, count <= 256 else { return nil }
+        var bound = 1
+        while bound < count { bound <<= 1 }
+        return bound
     }
 
     override func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
