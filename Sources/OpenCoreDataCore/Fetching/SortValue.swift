@@ -45,7 +45,9 @@ enum SortValue {
             if let number = ExistentialFastPath.load(value, as: Int16.self) { self = .integer(Int64(number)); return }
         case .double:
             if let number = ExistentialFastPath.load(value, as: Double.self) { self = number.isNaN ? .null : .double(number); return }
-        case .string, .other:
+        case .string:
+            if let string = ExistentialFastPath.string(value) { self = .string(string); return }
+        case .other:
             break
         }
         if value is NSNull {
