@@ -265,7 +265,7 @@ enum ScalarFoldTable {
         private static func fold(of scalar: Unicode.Scalar, diacritics: Bool) -> Fold? {
             let options: String.CompareOptions = diacritics ? [.caseInsensitive, .diacriticInsensitive] : [.caseInsensitive]
             guard scalar.properties.canonicalCombiningClass == .notReordered else { return nil }
-            let folded = String(Character(scalar)).folding(options: options, locale: nil)
+            let folded = ScalarFoldCache.fold(scalar, options: options)
             let utf8 = Array(folded.utf8)
             guard !utf8.isEmpty, utf8.count <= 8, !utf8.contains(where: { $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
             for piece in folded.unicodeScalars where !piece.isASCII && piece.properties.canonicalCombiningClass != .notReordered { return nil }

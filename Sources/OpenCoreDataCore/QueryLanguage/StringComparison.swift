@@ -51,17 +51,8 @@ public enum StringComparison {
 
     /// Unicode scalar order (== UTF-8 byte order == SQLite BINARY).
     @Sendable public static func binary(_ lhs: String, _ rhs: String) -> ComparisonResult {
-        var a = lhs, b = rhs
-        return a.withUTF8 { pa in
-            b.withUTF8 { pb in
-                let n = Swift.min(pa.count, pb.count)
-                if n > 0 {
-                    let r = memcmp(pa.baseAddress!, pb.baseAddress!, n)
-                    if r != 0 { return r < 0 ? .orderedAscending : .orderedDescending }
-                }
-                return pa.count < pb.count ? .orderedAscending : (pa.count > pb.count ? .orderedDescending : .orderedSame)
-            }
-        }
+        var (a, b) = (lhs, rhs)
+        return a.withUTF8 { x in b.withUTF8 { y in binaryBytes(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
     }
 
     /// Case-folded binary order, ties broken by `binary`.
@@ -348,7 +339,7 @@ final class ScalarFoldCache: @unchecked Sendable {
             if let cached = table[key] {
                 folded = cached
             } else {
-                folded = String(Character(scalar)).folding(options: options, locale: nil)
+                folded = Self.fold(scalar, options: options)
                 table[key] = folded
             }
             for piece in folded.unicodeScalars {
@@ -359,6 +350,14 @@ final class ScalarFoldCache: @unchecked Sendable {
         lock.unlock()
         let folded = String(result)
         return needsComposition ? folded.precomposedStringWithCanonicalMapping : folded
+    }
+}
+
+extension ScalarFoldCache {
+    /// One scalar folded by itself: the unit every fold here is made of (`ScalarFoldTable` holds
+    /// the same results for the scripts it covers).
+    static func fold(_ scalar: Unicode.Scalar, options: String.CompareOptions) -> String {
+        String(Character(scalar)).folding(options: options, locale: nil)
     }
 }
 
