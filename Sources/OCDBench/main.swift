@@ -455,6 +455,9 @@ struct Measurement {
     let seconds: Double
     let peakKiB: Int
     let checksum: String
+    /// More times a workload reported, in seconds (the matrix's changes: the whole save's, then
+    /// one change's share).
+    var extras: [Double] = []
 }
 
 /// Runs one workload in a child process and returns its time, peak memory and checksum.
@@ -479,7 +482,8 @@ func measure(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
         usleep(2_000)
     }
     let text = try String(contentsOf: output, encoding: .utf8).split(separator: " ")
-    return Measurement(seconds: Double(text[0]) ?? .nan, peakKiB: usage.ru_maxrss, checksum: String(text[1]))
+    return Measurement(seconds: Double(text[0]) ?? .nan, peakKiB: usage.ru_maxrss, checksum: String(text[1]),
+                       extras: text.dropFirst(2).map { Double($0) ?? .nan })
 }
 
 /// Removes a store file with its WAL and shared-memory files (a stale WAL left beside a fresh copy
@@ -565,6 +569,8 @@ func say(_ line: String) {
 
 var rows = 200_000
 var queryRows = 1_000_000
+/// How many times the controller matrix runs the raw query, the floor and `performFetch` (their median).
+var matrixRuns = 1
 var skipQueries = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
@@ -578,13 +584,14 @@ while let argument = iterator.next() {
     switch argument {
     case "--rows": rows = Int(iterator.next() ?? "") ?? rows
     case "--query-rows": queryRows = Int(iterator.next() ?? "") ?? queryRows
+    case "--runs": matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
     case "--skip-queries": skipQueries = true
     case "--only": only = iterator.next()
     case "--time-limit": timeLimit = Double(iterator.next() ?? "") ?? timeLimit
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--skip-queries] [--only objects|typed|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
     }
 }
 
@@ -598,11 +605,13 @@ defer { try? FileManager.default.removeItem(at: directory) }
 say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (median of 3 runs, each in its own process)\n")
 if only == nil || only == "objects" || only == "typed" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
 
-func median(_ mode: String, rows: Int, directory: URL) throws -> Measurement {
+/// The median of `runs` runs of a workload, each in its own process (a run that timed out
+/// stops the others).
+func median(_ mode: String, runs: Int = 3, rows: Int, directory: URL) throws -> Measurement {
     let first = try measure(mode, rows: rows, directory: directory)
-    guard first.seconds.isFinite else { return first }
-    let runs = try ([first] + (0..<2).map { _ in try measure(mode, rows: rows, directory: directory) }).sorted { $0.seconds < $1.seconds }
-    return runs[1]
+    guard first.seconds.isFinite, runs > 1 else { return first }
+    let all = try ([first] + (1..<runs).map { _ in try measure(mode, rows: rows, directory: directory) }).sorted { $0.seconds < $1.seconds }
+    return all[all.count / 2]
 }
 
 /// Measures a baseline, the contenders and, when given, a floor (see FloorBaselines.swift), and
@@ -697,7 +706,7 @@ if !skipQueries && runs("controller") {
     NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-bench-\(getpid())")
 }
 if !skipQueries && runs("controller-matrix") {
-    try runControllerMatrix(rows: queryRows, directory: directory, sections: MatrixCell.Section.allCases, sorts: MatrixCell.Sort.allCases)
+    try runControllerMatrix(rows: queryRows, runs: matrixRuns, directory: directory, sections: MatrixCell.Section.allCases, sorts: MatrixCell.Sort.allCases)
 }
 if !skipQueries && runs("batch") {
     try report("NSBatchUpdateRequest (half the rows)", baseline: ("raw UPDATE", "update-raw"),

@@ -157,6 +157,15 @@ enum TestSupport {
         return (coordinator, storeURL)
     }
 
+    /// A main-queue context on a copy of Apple's Failed Banks store (in a fresh directory), with
+    /// the copy's URL.
+    static func failedBanksCopy() throws -> (context: NSManagedObjectContext, url: URL) {
+        let url = temporaryDirectory().appendingPathComponent("FailedBanksCD.sqlite")
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
+        let (coordinator, _) = try coordinator(try model("failedbanks", "FailedBanksCD"), url: url)
+        return (context(coordinator), url)
+    }
+
     /// A main-queue context on a coordinator.
     static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)

@@ -140,14 +140,46 @@ struct FetchedResultsChanges {
         }
     }
 
-    /// The change of the ordered object IDs: removals at old positions, insertions at new ones.
+    /// The change of the ordered object IDs: removals at old positions, insertions at new ones,
+    /// each by offset (positions are distinct, so the difference is valid).
     ///
-    /// The changes are handed over already in the order `CollectionDifference` sorts them into
-    /// (removals, then insertions, each by offset): its sort is generic code that runs through
-    /// witness tables, and finds sorted input in one pass instead of O(n log n) comparisons.
+    /// The standard library's `CollectionDifference.init?(_:)` is generic code outside this
+    /// module, never specialized: it sorts and validates the changes through witness tables and
+    /// tuple metadata lookups, about 13,000 instructions a change. The difference is put together
+    /// from its two sorted arrays instead (see `CollectionDifferenceAssembly`).
     func difference(id: (NSManagedObject) -> NSManagedObjectID) -> CollectionDifference<NSManagedObjectID> {
         let removals = removedPositions.sorted { $0.position < $1.position }.map { CollectionDifference<NSManagedObjectID>.Change.remove(offset: $0.position, element: id($0.object), associatedWith: nil) }
         let insertions = insertedPositions.sorted { $0.position < $1.position }.map { CollectionDifference<NSManagedObjectID>.Change.insert(offset: $0.position, element: id($0.object), associatedWith: nil) }
-        return CollectionDifference(removals + insertions)!
+        return CollectionDifferenceAssembly.difference(removals: removals, insertions: insertions)
+    }
+}
+
+/// Builds a `CollectionDifference` from removals and insertions already sorted by offset, as its
+/// initializer would store them, without running that initializer's generic sort and checks.
+///
+/// A `CollectionDifference` holds exactly its two public arrays, `insertions` and `removals`, in
+/// that order. That layout is checked once, against a difference the standard library builds
+/// itself; should a toolchain ever lay it out otherwise, the standard initializer is used.
+enum CollectionDifferenceAssembly {
+    /// Whether a difference is its insertions and removals, laid out in that order.
+    static let layoutIsKnown: Bool = {
+        typealias Difference = CollectionDifference<Int>
+        guard MemoryLayout<Difference>.size == MemoryLayout<([Difference.Change], [Difference.Change])>.size,
+              MemoryLayout<CollectionDifference<NSManagedObjectID>>.size == MemoryLayout<Difference>.size,
+              let made = Difference([.insert(offset: 3, element: 30, associatedWith: nil), .remove(offset: 1, element: 10, associatedWith: nil),
+                                     .remove(offset: 2, element: 20, associatedWith: nil)]) else { return false }
+        let parts = unsafeBitCast(made, to: ([Difference.Change], [Difference.Change]).self)
+        return parts.0 == made.insertions && parts.1 == made.removals && made.insertions.count == 1 && made.removals.count == 2
+    }()
+
+    /// The difference of `removals` and `insertions`, each sorted by offset with distinct offsets
+    /// and no associations.
+    static func difference<Element>(removals: [CollectionDifference<Element>.Change],
+                                    insertions: [CollectionDifference<Element>.Change]) -> CollectionDifference<Element> {
+        guard layoutIsKnown else { return CollectionDifference(removals + insertions)! }
+        let assembled = unsafeBitCast((insertions, removals), to: CollectionDifference<Element>.self)
+        assert(assembled.insertions.count == insertions.count && CollectionDifference(removals + insertions) != nil,
+               "The changes of an assembled difference must be sorted by offset, with distinct offsets.")
+        return assembled
     }
 }

@@ -128,10 +128,12 @@ final class FetchedResultsState {
             let name = reader.read(object, into: &chunk)
             try sections.append(name, row: position)
             if chunk.count == FetchedResultsIndex.chunkSize {
+                chunk.trimExcessCapacity()
                 rows.chunks.append(chunk)
-                chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
+                chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize, following: rows.chunks[rows.chunks.count - 1])
             }
         }
+        chunk.trimExcessCapacity()
         if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
         // The keys were made with this state's origins.
         rows.origins = origins

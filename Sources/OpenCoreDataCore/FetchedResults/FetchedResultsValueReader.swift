@@ -13,6 +13,10 @@ struct FetchedResultsValueReader {
     /// names one (read straight from an object of that entity, without a lookup by name).
     private let entity: NSEntityDescription?
     private let attributeSlots: [Int?]
+    /// For each descriptor, the to-one relationship and the destination's attribute when its key
+    /// path is `relationship.attribute` (`department.name`), read from the destination's slot
+    /// without walking the key path.
+    private let toOnePaths: [ToOnePath?]
     /// Whether the section name is the first sort value printed (the section key path is the
     /// first sort key and an integer or string attribute), so it needs no second read.
     private let sectionIsFirstSortValue: Bool
@@ -29,6 +33,14 @@ struct FetchedResultsValueReader {
         attributeSlots = singleKeys.map { key in
             guard let key, let attribute = entity?.frozenPropertiesByName[key] as? NSAttributeDescription else { return nil }
             return attribute.slot
+        }
+        toOnePaths = descriptors.map { descriptor in
+            guard let key = descriptor.key, let entity else { return nil }
+            let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let relationship = entity.frozenPropertiesByName[String(parts[0])] as? NSRelationshipDescription,
+                  !relationship.isToMany, let destination = relationship.destinationEntity,
+                  let attribute = destination.frozenPropertiesByName[String(parts[1])] as? NSAttributeDescription else { return nil }
+            return ToOnePath(relationship: relationship, destination: destination, key: attribute.name, slot: attribute.slot)
         }
         var firstIsSection = false
         if let sectionNameKeyPath, let entity, descriptors.first?.key == sectionNameKeyPath,
@@ -56,6 +68,8 @@ struct FetchedResultsValueReader {
                     continue
                 }
                 value = values[slot]
+            } else if direct, let path = toOnePaths[column] {
+                value = path.value(of: object)
             } else {
                 value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
             }
@@ -71,6 +85,24 @@ struct FetchedResultsValueReader {
             }
         }
         return SectionNaming.name(from: KeyPathWalker.value(of: object, components: sectionComponents))
+    }
+
+    /// A key path through a to-one relationship to an attribute of its destination.
+    private struct ToOnePath {
+        let relationship: NSRelationshipDescription
+        let destination: NSEntityDescription
+        let key: String
+        let slot: Int
+
+        /// The attribute's value at the end of the path (nil when the relationship is nil), as
+        /// walking the key path gives it.
+        func value(of object: NSManagedObject) -> Any? {
+            guard let target = object.toOneDestination(relationship) else { return nil }
+            // A destination of a subentity may keep the attribute in another slot: ask by name.
+            guard target.entity === destination else { return KeyPathWalker.normalize(target.value(forKey: key)) }
+            target.fireFaultIfNeeded()
+            return target.values[slot]
+        }
     }
 
     /// The sort value of a slot's word, as `SortValue(_:kind:)` gives it for the boxed value; nil

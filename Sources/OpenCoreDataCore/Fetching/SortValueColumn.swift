@@ -27,13 +27,22 @@ struct SortValueColumn {
         }
     }
 
-    mutating func reserveCapacity(_ capacity: Int) {
+    /// Reserves room for `capacity` rows; a string column reserves `bytesPerRow` bytes a row.
+    mutating func reserveCapacity(_ capacity: Int, bytesPerRow: Int = 16) {
         switch kind {
         case .integer: integers.reserveCapacity(capacity); integerNulls.reserveCapacity(capacity)
         case .double: doubles.reserveCapacity(capacity)
-        case .string: strings.reserveCapacity(capacity)
+        case .string: strings.reserveCapacity(capacity, bytesPerRow: bytesPerRow)
         case .other: others.reserveCapacity(capacity)
         }
+    }
+
+    /// The bytes a row of a string column has taken so far (nil for other kinds or no rows).
+    var stringBytesPerRow: Int? { kind == .string ? strings.bytesPerRow : nil }
+
+    /// Gives back a string column's unused room (see `UTF8Column.trimExcessCapacity()`).
+    mutating func trimExcessCapacity() {
+        if kind == .string { strings.trimExcessCapacity() }
     }
 
     /// The value of row `index`.

@@ -16,6 +16,24 @@ struct SortedRowsChunk {
         }
     }
 
+    /// An empty chunk for `capacity` rows whose string columns reserve, per row, the bytes a
+    /// row of `previous` took and a sixteenth more: consecutive rows of one fetch are alike, and a
+    /// fixed guess either wastes room or doubles the buffer.
+    init(kinds: [SortValue.Kind], capacity: Int, following previous: borrowing SortedRowsChunk) {
+        keys.reserveCapacity(capacity)
+        columns = kinds.indices.map { index in
+            var column = SortValueColumn(kind: kinds[index])
+            let perRow = previous.columns[index].stringBytesPerRow.map { $0 + $0 / 16 + 1 } ?? 16
+            column.reserveCapacity(capacity, bytesPerRow: perRow)
+            return column
+        }
+    }
+
+    /// Gives back the string columns' unused room, once the chunk is filled.
+    mutating func trimExcessCapacity() {
+        for index in columns.indices { columns[index].trimExcessCapacity() }
+    }
+
     private init(keys: ContiguousArray<Int64>, columns: [SortValueColumn]) {
         self.keys = keys
         self.columns = columns

@@ -8,17 +8,29 @@ import OrderedCollections
 extension NSManagedObject {
     /// The destination of a to-one relationship, resolving a stored object ID into an object.
     final func toOneDestination(_ relationship: NSRelationshipDescription) -> NSManagedObject? {
-        switch values[relationship.slot] {
+        let value = values[relationship.slot]
+        // The two forms the slot holds, told by the existential's type word without the
+        // runtime's dynamic cast (a few hundred instructions each, per to-one read).
+        if let value {
+            if let object = ExistentialFastPath.instance(value, boxedAs: NSManagedObject.self) { return object }
+            if let id = ExistentialFastPath.instance(value, boxedAs: NSManagedObjectID.self) { return resolveDestination(id, relationship) }
+        }
+        switch value {
         case let object as NSManagedObject:
             return object
         case let id as NSManagedObjectID:
-            guard let context = managedObjectContext else { return nil }
-            let object = context.object(with: id)
-            values[relationship.slot] = object
-            return object
+            return resolveDestination(id, relationship)
         default:
             return nil
         }
+    }
+
+    /// The object of a to-one destination's ID, kept in the slot in its place.
+    private func resolveDestination(_ id: NSManagedObjectID, _ relationship: NSRelationshipDescription) -> NSManagedObject? {
+        guard let context = managedObjectContext else { return nil }
+        let object = context.object(with: id)
+        values[relationship.slot] = object
+        return object
     }
 
     /// The destination's ID of a to-one relationship, without resolving it.
@@ -37,7 +49,13 @@ extension NSManagedObject {
         var members: OrderedSet<NSManagedObject> = []
         var ids: [NSManagedObjectID] = []
         if let context = managedObjectContext, !objectID.isTemporaryID {
-            ids = context.loadToManyIDs(of: objectID, relationship: relationship)
+            do {
+                ids = try context.loadToManyIDs(of: objectID, relationship: relationship)
+            } catch {
+                // Core Data raises here too: a relationship read can't throw, and an empty set
+                // would be a silent wrong answer.
+                preconditionFailure("CoreData could not fulfill the to-many fault '\(relationship.name)' of \(objectID): the store could not be read: \(error)")
+            }
             members = OrderedSet(ids.map { context.object(with: $0) })
             // Objects of this context that now point here but whose change is not saved yet.
             if let inverse = relationship.inverseRelationship, !inverse.isToMany {

@@ -234,7 +234,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                     return
                 }
             }
-            guard let row = context.loadRowForFault(objectID) else {
+            let loaded: StoredRow?
+            do {
+                loaded = try context.loadRowForFault(objectID)
+            } catch {
+                // Core Data raises here too: a property read can't throw.
+                preconditionFailure("CoreData could not fulfill a fault for \(objectID): the store could not be read: \(error)")
+            }
+            guard let row = loaded else {
                 preconditionFailure("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
             }
             takeStoredRow(row)

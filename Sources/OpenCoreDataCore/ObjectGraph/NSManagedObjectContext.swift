@@ -444,12 +444,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Loading for faults
 
-    func loadRowForFault(_ objectID: NSManagedObjectID) -> StoredRow? {
-        try? parentStore?.loadRow(objectID)
+    /// The stored row of a fault's object: nil when the store no longer has it; a store that
+    /// can't be read throws its error (never reported as a deleted object).
+    func loadRowForFault(_ objectID: NSManagedObjectID) throws -> StoredRow? {
+        try parentStore?.loadRow(objectID)
     }
 
-    func loadToManyIDs(of objectID: NSManagedObjectID, relationship: NSRelationshipDescription) -> [NSManagedObjectID] {
-        (try? parentStore?.loadToManyIDs(objectID, relationship: relationship)) ?? []
+    /// The destinations of a to-many fault; a store that can't be read throws its error (never
+    /// reported as an empty relationship).
+    func loadToManyIDs(of objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
+        try parentStore?.loadToManyIDs(objectID, relationship: relationship) ?? []
     }
 
     // MARK: Save
@@ -827,7 +831,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // on the other path).
             fetchedPropertyResults.forget(object)
             let changes = object.hasChanges ? object.changedValues() : [:]
-            if let row = loadRowForFault(object.objectID) {
+            let row: StoredRow?
+            do {
+                row = try loadRowForFault(object.objectID)
+            } catch {
+                // The store can't be read now: the object keeps the values and changes it has
+                // (nothing is lost), and the error is logged, as this method can't throw.
+                CoreDataLog.logger.error("Could not refresh \(object.objectID) from the store: \(error)")
+                return
+            }
+            if let row {
                 object.takeStoredRow(row)
                 withoutUndoRecording {
                     for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
@@ -888,9 +901,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for id in ids.updated {
             guard let object = registry[id.key] else { continue }
             refresh(object, mergeChanges: object.hasChanges)
-            if !object.hasChanges, let row = loadRowForFault(id) {
-                object.takeStoredRow(row)
-                object.faultFlag = false
+            if !object.hasChanges {
+                do {
+                    if let row = try loadRowForFault(id) {
+                        object.takeStoredRow(row)
+                        object.faultFlag = false
+                    }
+                } catch {
+                    // Left a fault: the next read of it fires the fault, which reports the error.
+                    CoreDataLog.logger.error("Could not read the saved values of \(id): \(error)")
+                    object.turnIntoFault()
+                }
             }
             refreshed.insert(object)
         }

@@ -186,7 +186,8 @@ struct ObjectIDFactory {
 
 /// Finds stores by identifier, for `NSManagedObjectID.persistentStore`.
 enum PersistentStoreRegistry {
-    private final class WeakStore {
+    // Sendable: the reference is set once, in `init`, and the store it points to is Sendable.
+    private final class WeakStore: @unchecked Sendable {
         weak var store: NSPersistentStore?
         init(_ store: NSPersistentStore) { self.store = store }
     }

@@ -34,17 +34,3 @@ public enum CoreDataLog {
         return 0
     }
 }
-
-/// A value guarded by a lock, for the few shared mutable settings.
-final class LockedValue<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

@@ -15,7 +15,9 @@ import Foundation
 /// "current product module"), `MyApp.Team` or a nested `MyApp.Outer.Team`.
 enum SwiftClassDirectory {
     /// One class descriptor found in an image.
-    struct Entry {
+    // Sendable: `descriptor` points into a loaded image's read-only type metadata, which is never
+    // written or freed while the process runs.
+    struct Entry: @unchecked Sendable {
         /// The dotted path of the class's parents and its own name, from its module: `MyApp.Outer.Team`.
         let qualifiedName: String
         /// The class's descriptor, from which its metadata is obtained.

@@ -6,11 +6,7 @@ import Testing
 /// `fetchBatchSize`: the fetch reads only IDs; rows load 20 at a time as objects are touched.
 @Suite struct BatchFaultingTests {
     private func failedBanks() throws -> NSManagedObjectContext {
-        let directory = TestSupport.temporaryDirectory()
-        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
-        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
-        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("failedbanks", "FailedBanksCD"), url: url)
-        return TestSupport.context(coordinator)
+        try TestSupport.failedBanksCopy().context
     }
 
     @Test func idsFirstThenBatchesOfTwenty() throws {
@@ -65,11 +61,7 @@ import Testing
 /// `relationshipKeyPathsForPrefetching`: one query per relationship, not one per object.
 @Suite struct PrefetchingTests {
     @Test func toOneRelationshipsLoadInOneQuery() throws {
-        let directory = TestSupport.temporaryDirectory()
-        let url = directory.appendingPathComponent("FailedBanksCD.sqlite")
-        try FileManager.default.copyItem(at: TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite"), to: url)
-        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("failedbanks", "FailedBanksCD"), url: url)
-        let context = TestSupport.context(coordinator)
+        let context = try TestSupport.failedBanksCopy().context
         let request = NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo")
         request.relationshipKeyPathsForPrefetching = ["details"]
         let (banks, fetchLog) = try SQLDebugLog.capturing { try context.fetch(request) }

@@ -95,10 +95,12 @@ extension SQLiteStore {
                 }
                 rowIndex += 1
                 if chunk.count == chunkSize {
+                    chunk.trimExcessCapacity()
                     rows.chunks.append(chunk)
-                    chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize)
+                    chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize, following: rows.chunks[rows.chunks.count - 1])
                 }
             }
+            chunk.trimExcessCapacity()
             if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
             rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.runs
             if ordersTiesInMemory { rows.orderNumericTiesByKey() }

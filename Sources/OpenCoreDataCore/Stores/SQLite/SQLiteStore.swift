@@ -673,7 +673,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try statement.setArguments([objectID.primaryKey])
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
-            guard sqlite3_step(handle) == SQLITE_ROW else { return nil }
+            guard try Self.step(handle, db, sql: sql) else { return nil }
             guard let rowPlan = plan.plans[Int(sqlite3_column_int64(handle, 1))] else { return nil }
             return decodeRow(handle, plan: rowPlan, db: db)
         }
@@ -711,7 +711,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let statement = bound == nil ? try db.makeStatement(sql: sql) : try db.cachedStatementKeepingWholeText(sql: sql, arguments: arguments)
                 let handle = statement.sqliteStatement
                 var found: [Int64: StoredRow] = [:]
-                while sqlite3_step(handle) == SQLITE_ROW {
+                while try Self.step(handle, db, sql: sql) {
                     guard let rowPlan = plan.plans[Int(sqlite3_column_int64(handle, 1))] else { continue }
                     found[sqlite3_column_int64(handle, 0)] = decodeRow(handle, plan: rowPlan, db: db)
                 }
@@ -1013,6 +1013,17 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         writePlans[ObjectIdentifier(entity)] = plan
         lastWritePlan = plan
         return plan
+    }
+
+    /// Steps a statement that reads rows: true at a row, false when there are no more; any other
+    /// answer (a busy or locked database, an I/O error, a table gone) is thrown as SQLite's
+    /// error, never taken for the end of the rows.
+    @inline(__always)
+    static func step(_ handle: OpaquePointer, _ db: Database, sql: String) throws -> Bool {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
     }
 
     /// Steps a bound statement once, resetting it afterwards; throws SQLite's error. (Its
