@@ -54,7 +54,7 @@ extension NSManagedObject {
             } catch {
                 // Core Data raises here too: a relationship read can't throw, and an empty set
                 // would be a silent wrong answer.
-                preconditionFailure("CoreData could not fulfill the to-many fault '\(relationship.name)' of \(objectID): the store could not be read: \(error)")
+                fatalError("CoreData could not fulfill the to-many fault '\(relationship.name)' of \(objectID): the store could not be read: \(error)")
             }
             members = OrderedSet(ids.map { context.object(with: $0) })
             // Objects of this context that now point here but whose change is not saved yet.

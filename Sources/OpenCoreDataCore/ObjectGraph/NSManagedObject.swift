@@ -238,11 +238,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             do {
                 loaded = try context.loadRowForFault(objectID)
             } catch {
-                // Core Data raises here too: a property read can't throw.
-                preconditionFailure("CoreData could not fulfill a fault for \(objectID): the store could not be read: \(error)")
+                // Core Data raises here too: a property read can't throw. (`fatalError`, not
+                // `preconditionFailure`: an optimized build drops a precondition's message.)
+                fatalError("CoreData could not fulfill a fault for \(objectID): the store could not be read: \(error)")
             }
             guard let row = loaded else {
-                preconditionFailure("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
+                fatalError("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
             }
             takeStoredRow(row)
         }
