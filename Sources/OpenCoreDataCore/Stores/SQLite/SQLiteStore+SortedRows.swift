@@ -57,10 +57,7 @@ extension SQLiteStore {
             var chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize)
             var sections = SectionRunBuilder()
             var rowIndex = 0
-            while true {
-                let code = sqlite3_step(handle)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+            while try Self.step(handle, db, sql: sql) {
                 let pk = sqlite3_column_int64(handle, 0)
                 var origin = 0
                 if readsEntity {

@@ -557,10 +557,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             var batches: [Int: SlotRowBatch] = [:]
             var batch: SlotRowBatch?
             let ids = objectIDFactory
-            while true {
-                let code = sqlite3_step(handle)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+            while try Self.step(handle, db, sql: sql) {
                 let pk = sqlite3_column_int64(handle, 0)
                 let number = Int(sqlite3_column_int64(handle, 1))
                 if number != lastNumber {
@@ -616,10 +613,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
             var results: [[String: Any]] = []
-            while true {
-                let code = sqlite3_step(handle)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+            while try Self.step(handle, db, sql: sql) {
                 var dictionary: [String: Any] = [:]
                 for (index, column) in columns.enumerated() {
                     let position = Int32(index)
