@@ -113,11 +113,13 @@ let package = Package(
                           swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
         // Test helpers shared by the test target and the helper processes.
         .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
+        // Linked into the test suite: turns on Core Data's concurrency debugging before it starts.
+        .target(name: "ConcurrencyDebugOn", path: "Tests/ConcurrencyDebugOn"),
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "ClassResolutionProbe", "OpenCoreDataTestKit",
-                "OpenCoreDataFuzzing",
+                "OpenCoreDataFuzzing", "ConcurrencyDebugOn",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/OpenCoreDataTests",
@@ -128,7 +130,7 @@ let package = Package(
         // the README's porting rules (Tests/PortingCorpus/README.md lists each changed line).
         .testTarget(
             name: "PortingCorpusTests",
-            dependencies: ["OpenCoreData"],
+            dependencies: ["OpenCoreData", "ConcurrencyDebugOn"],
             path: "Tests/PortingCorpus",
             exclude: ["README.md"],
             resources: [.copy("Model/Kennel.xcdatamodeld")],
@@ -136,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorldCupWebTests",
-            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataTestKit"],
+            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataTestKit", "ConcurrencyDebugOn"],
             path: "Tests/WorldCupWebTests"
         ),
     ],

@@ -549,6 +549,11 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "insert-ocd": checksum = try insertOpenCoreData(insertURL, rows: rows)
     case "insert-ocd-typed": checksum = try insertTyped(insertURL, rows: rows)
     case "fetch-ocd-typed": checksum = try fetchTyped(fetchURL)
+    case "subentity-prepare": try prepareSubentityStores(directory, rows: rows); checksum = 0
+    case "subentity-raw": checksum = try subentityRaw(directory)
+    case "subentity-plain-ocd": checksum = try subentityOpenCoreData(directory, store: .plain)
+    case "subentity-apple-ocd": checksum = try subentityOpenCoreData(directory, store: .appleLayout)
+    case "subentity-nocolumn-ocd": checksum = try subentityOpenCoreData(directory, store: .withoutColumn)
     case let matrix where matrix.hasPrefix("matrix-"):
         try runMatrixChild(mode: matrix, rows: rows, directory: directory, output: output)
         return
@@ -574,7 +579,7 @@ var matrixRuns = 1
 var skipQueries = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
-/// Runs only one group of workloads: objects, typed, bridged, queries, controller, controller-matrix or batch.
+/// Runs only one group of workloads: objects, typed, relationships, bridged, queries, controller, controller-matrix or batch.
 var only: String?
 var childMode: String?
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(getpid())")
@@ -591,7 +596,7 @@ while let argument = iterator.next() {
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
     }
 }
 
@@ -669,6 +674,15 @@ if runs("objects") || runs("typed") {
                contenders: [("OpenCoreData fetch, row.a0 ... row.a9", "fetch-ocd-typed")], target: 2.0, rows: rows, directory: directory)
     try report("insert + save through typed @Managed properties", baseline: ("raw prepared INSERT loop", "insert-raw"),
                contenders: [("OpenCoreData TypedRow(context:), row.a0 = ...", "insert-ocd-typed")], target: 2.0, rows: rows, directory: directory)
+}
+
+if runs("objects") || runs("relationships") {
+    // A to-one whose destination has subentities: each destination ID needs the row's entity.
+    try prepareSubentityStores(directory, rows: rows)
+    try report("fetch + read a value and a to-one (1,000 owners, half of them a subentity's)", baseline: ("raw sqlite3 loop (key + entity column)", "subentity-raw"),
+               contenders: [("OpenCoreData, owner without subentities", "subentity-plain-ocd"),
+                            ("OpenCoreData, Apple's layout (Z<n>_OWNER)", "subentity-apple-ocd"),
+                            ("OpenCoreData, store without that column", "subentity-nocolumn-ocd")], target: 2.0, rows: rows, directory: directory)
 }
 
 if runs("objects") || runs("bridged") {

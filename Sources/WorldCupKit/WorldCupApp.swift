@@ -11,7 +11,8 @@ public final class Team: NSManagedObject {
 }
 
 /// The World Cup app: a container over a SQLite store, the one-time import of the 32 teams, the
-/// listing grouped by zone and the commands that change the teams. Every change is saved.
+/// listing grouped by zone and the commands that change the teams. Every change is saved. The
+/// commands run on the view context's queue, whatever thread calls them.
 public struct WorldCupApp {
     /// The Core Data stack.
     public let container: NSPersistentContainer
@@ -46,6 +47,10 @@ public struct WorldCupApp {
     /// Imports the teams of seed.json when the store has none; returns how many were imported.
     @discardableResult
     public func importSeedIfNeeded() throws -> Int {
+        try context.performAndWait { try importSeedOnQueue() }
+    }
+
+    private func importSeedOnQueue() throws -> Int {
         guard try context.count(for: NSFetchRequest<Team>(entityName: "Team")) == 0 else { return 0 }
         guard let url = Bundle.module.url(forResource: "seed", withExtension: "json") else { return 0 }
         let entries = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [[String: Any]] ?? []
@@ -71,7 +76,8 @@ public struct WorldCupApp {
         return request
     }
 
-    /// The teams in sections by zone: sorted by zone, wins descending, then name.
+    /// The teams in sections by zone: sorted by zone, wins descending, then name. Call it on the
+    /// main queue (the view context's), where the teams may be read.
     public func sections() throws -> [(zone: String, teams: [Team])] {
         let request = Self.teamsRequest()
         var result: [(zone: String, teams: [Team])] = []
@@ -84,6 +90,10 @@ public struct WorldCupApp {
 
     /// The listing the `list` command prints.
     public func listing() throws -> String {
+        try context.performAndWait { try listingOnQueue() }
+    }
+
+    private func listingOnQueue() throws -> String {
         var lines: [String] = []
         for section in try sections() {
             lines.append("")
@@ -122,6 +132,10 @@ public struct WorldCupApp {
 
     /// Runs one command line; returns what to print and whether to quit.
     public func execute(_ line: String) throws -> (output: String, quit: Bool) {
+        try context.performAndWait { try executeOnQueue(line) }
+    }
+
+    private func executeOnQueue(_ line: String) throws -> (output: String, quit: Bool) {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let command = words.first?.lowercased() else { return ("", false) }
         let rest = words.dropFirst().joined(separator: " ")
@@ -129,7 +143,7 @@ public struct WorldCupApp {
         case "quit", "exit":
             return ("", true)
         case "list":
-            return (try listing(), false)
+            return (try listingOnQueue(), false)
         case "win":
             guard let team = try team(named: rest) else { return ("No team named \(rest).", false) }
             team.wins += 1

@@ -157,7 +157,7 @@ enum TestSupport {
         return (coordinator, storeURL)
     }
 
-    /// A main-queue context on a copy of Apple's Failed Banks store (in a fresh directory), with
+    /// A context (see `context(_:)`) on a copy of Apple's Failed Banks store (in a fresh directory), with
     /// the copy's URL.
     static func failedBanksCopy() throws -> (context: NSManagedObjectContext, url: URL) {
         let url = temporaryDirectory().appendingPathComponent("FailedBanksCD.sqlite")
@@ -166,8 +166,19 @@ enum TestSupport {
         return (context(coordinator), url)
     }
 
-    /// A main-queue context on a coordinator.
+    /// A context on a coordinator, for the thread that calls this: a confinement context, since a
+    /// synchronous test runs on one thread of Swift Testing's pool, never on the main thread (the
+    /// suite runs with concurrency debugging on, which traps on any other use). Tests that hop
+    /// threads make their own context and use it through `perform`.
     static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    /// A main-queue context on a coordinator, for `@MainActor` tests that await: the main actor's
+    /// jobs may run on different threads, but always on the main queue.
+    static func mainQueueContext(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         return context

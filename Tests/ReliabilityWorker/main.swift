@@ -11,6 +11,9 @@
 //   ReliabilityWorker read-only-directory <store> sqlite|binary
 //   ReliabilityWorker full-disk <store> sqlite|binary once|retry
 //       the hostile-environment tests' cases (HostileEnvironment.swift).
+//   ReliabilityWorker off-queue-fetch [-com.apple.CoreData.ConcurrencyDebug 1]
+//       fetches with a private-queue context outside its perform blocks, then prints "no trap":
+//       with concurrency debugging on (the launch argument, or the environment variable) it traps.
 import Foundation
 import OpenCoreData
 import OpenCoreDataTestKit
@@ -26,6 +29,15 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count >= 2, arguments[1] == "off-queue-fetch" {
+    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: BatchModel.make())
+    _ = try? coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = coordinator
+    _ = try? context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Batch"))
+    say("no trap")
+    exit(0)
+}
 if arguments.count >= 4, let mode = HostileEnvironment(arguments: Array(arguments.dropFirst())) {
     mode.run()
     exit(0)

@@ -42,10 +42,11 @@ struct FetchedResultsCache {
         // Read front to back in small pieces, straight into the chunks: the whole file is never
         // in memory at once.
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        defer { try? handle.close() }
+        defer { try? handle.close() } // Ignored: closing a read-only handle; the data was already read.
         var reader = ByteReader(handle: handle)
         guard reader.bytes(Self.magic.count) == Self.magic, let headerLength = reader.integer(UInt32.self),
               let headerBytes = reader.bytes(Int(headerLength)),
+              // Ignored: a damaged header makes the cache unusable; the fetch runs instead.
               let header = try? PropertyListSerialization.propertyList(from: Data(headerBytes), format: nil) as? [String: Any] else { return nil }
         guard header["fingerprint"] as? String == fingerprint else {
             throw CoreDataError.make(.coreData, "The cache '\(name)' was written for another fetch request: a controller's request, predicate or sort descriptors changed under the same cache name. Call NSFetchedResultsController.deleteCache(withName:) first, or use another name.",
@@ -122,6 +123,7 @@ struct FetchedResultsCache {
             "fingerprint": fingerprint, "token": token, "origins": originList, "rows": rows.count,
             "sections": rows.sections.map(\.name), "counts": rows.sections.map(\.count), "kinds": kinds.map { Int($0.rawValue) },
         ]
+        // Ignored: results that can't be encoded are just not cached.
         guard let headerData = try? PropertyListSerialization.data(fromPropertyList: header, format: .binary, options: 0) else { return }
         var data = Data(Self.magic)
         withUnsafeBytes(of: UInt32(headerData.count).littleEndian) { data.append(contentsOf: $0) }
@@ -145,12 +147,15 @@ struct FetchedResultsCache {
                 return
             }
         }
+        // Ignored: the cache is only an optimisation; without its folder the write below just fails.
         try? FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+        // Ignored: the cache is only an optimisation; without the file the next launch fetches.
         try? data.write(to: url, options: .atomic)
     }
 
     /// Removes the cache file.
     func delete() {
+        // Ignored: no file is the usual case; a cache left behind is still checked before use.
         try? FileManager.default.removeItem(at: url)
     }
 }
@@ -173,6 +178,7 @@ private struct ByteReader {
                 buffer.removeFirst(position)
                 position = 0
             }
+            // Ignored: a read error ends the cache like a short file; the fetch runs instead.
             guard let more = try? handle.read(upToCount: max(65_536, count - buffer.count)), !more.isEmpty else { return false }
             buffer.append(contentsOf: more)
         }

@@ -62,6 +62,7 @@ final class FetchedResultsState {
     private var descriptors: [NSSortDescriptor] { request.sortDescriptors ?? [] }
 
     private var entity: NSEntityDescription? {
+        // Ignored: performFetch already threw if the request names no entity of the model.
         context.persistentStoreCoordinator.flatMap { try? request.resolvedEntity(in: $0.managedObjectModel) }
     }
 
@@ -143,6 +144,7 @@ final class FetchedResultsState {
 
     /// The attribute or relationship a key path ends at, nil when it can't be followed.
     static func property(at keyPath: String?, from entity: NSEntityDescription) -> NSPropertyDescription? {
+        // Ignored: a key path that isn't a stored property is legitimately "none" (sorted as other values).
         keyPath.flatMap { try? PredicateValidation.validateKeyPath($0, from: entity, allowToMany: false) }
     }
 
@@ -479,6 +481,7 @@ final class FetchedResultsState {
         let removedItems = touched.indices.filter { oldKeys[$0] != nil }
         if touched.count > bulkThreshold {
             // Many rows: one merge pass over the chunks they touch beats row-by-row updates.
+            // Ignored: its only error is a section out of order, which the caller reports on nil (134060).
             guard let update = try? index.bulkUpdate(removing: removedItems.map { oldKeys[$0]! }, entering: entering, sectionNames: enteringNames) else { return nil }
             for (removal, item) in removedItems.enumerated() {
                 old[item] = update.oldPlaces[removal].map { FetchedResultsChanges.Place(position: $0.position, section: $0.section, row: $0.row) }

@@ -61,6 +61,7 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
     /// Runs the fetch and computes the sections. Throws for a request without sort descriptors or
     /// results whose section names are out of order (134060).
     public func performFetch() throws {
+        managedObjectContext.checkQueue("NSFetchedResultsController.performFetch()")
         try state.performFetch()
     }
 
@@ -68,16 +69,19 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
     ///
     /// With a `fetchBatchSize`, the objects are faults that load a batch at a time as they are read.
     public var fetchedObjects: [ResultType]? {
-        state.fetchedObjects?.compactMap { $0 as? ResultType }
+        managedObjectContext.checkQueue("NSFetchedResultsController.fetchedObjects")
+        return state.fetchedObjects?.compactMap { $0 as? ResultType }
     }
 
     /// The sections (nil before `performFetch()`).
     public var sections: [NSFetchedResultsSectionInfo]? {
-        state.sections
+        managedObjectContext.checkQueue("NSFetchedResultsController.sections")
+        return state.sections
     }
 
     /// The object at an index path; an index path out of range traps, as Core Data raises.
     public func object(at indexPath: IndexPath) -> ResultType {
+        managedObjectContext.checkQueue("NSFetchedResultsController.object(at:)")
         guard let object = state.object(at: indexPath) else {
             preconditionFailure("NSFetchedResultsController: no object at index \(indexPath.row) in section \(indexPath.section).")
         }
@@ -89,6 +93,7 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
 
     /// The index path of an object in the results, or nil.
     public func indexPath(forObject object: ResultType) -> IndexPath? {
+        managedObjectContext.checkQueue("NSFetchedResultsController.indexPath(forObject:)")
         guard let managed = object as? NSManagedObject else { return nil }
         return state.indexPath(of: managed)
     }
@@ -117,6 +122,7 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
         if let name {
             FetchedResultsCache(name: name).delete()
         } else {
+            // Ignored: no cache folder is the usual case; a cache left behind is still checked before use.
             try? FileManager.default.removeItem(at: FetchedResultsCache.directory)
         }
     }

@@ -24,6 +24,7 @@ enum ModelFileSearch {
     static func items(withExtension pathExtension: String, in directories: [URL], depth: Int = 4) -> [URL] {
         var found: [URL] = []
         func visit(_ directory: URL, _ level: Int) {
+            // Ignored: a folder that is missing or can't be listed holds no model files to find.
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
             for name in names.sorted() where !name.hasPrefix(".") {
                 let url = directory.appendingPathComponent(name)
@@ -45,7 +46,14 @@ enum ModelFileSearch {
     /// The mapping model made for these two models, if one is in the directories.
     static func mappingModel(in directories: [URL], from source: NSManagedObjectModel, to destination: NSManagedObjectModel) -> NSMappingModel? {
         for url in items(withExtension: "xcmappingmodel", in: directories) {
-            guard let mapping = try? XcodeMappingModelLoader.load(from: url), mapping.matches(source: source, destination: destination) else { continue }
+            let mapping: NSMappingModel
+            do {
+                mapping = try XcodeMappingModelLoader.load(from: url)
+            } catch {
+                CoreDataLog.logger.error("The mapping model at \(url.path) can't be loaded: \(error)")
+                continue
+            }
+            guard mapping.matches(source: source, destination: destination) else { continue }
             return mapping
         }
         return nil
@@ -53,8 +61,14 @@ enum ModelFileSearch {
 
     /// The versions of one `.xcdatamodeld` or `.momd`, in name order (none when it can't be read).
     static func versions(in bundle: URL) -> [NSManagedObjectModel] {
-        let loaded = bundle.pathExtension == "momd" ? try? CompiledModelLoader.loadAllVersions(in: bundle) : try? XcodeModelLoader.loadAllVersions(in: bundle)
-        return (loaded ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        let loaded: [String: NSManagedObjectModel]
+        do {
+            loaded = try bundle.pathExtension == "momd" ? CompiledModelLoader.loadAllVersions(in: bundle) : XcodeModelLoader.loadAllVersions(in: bundle)
+        } catch {
+            CoreDataLog.logger.error("The model versions in \(bundle.path) can't be loaded: \(error)")
+            loaded = [:]
+        }
+        return loaded.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// The first model version in the directories (each version of each `.xcdatamodeld`, then of

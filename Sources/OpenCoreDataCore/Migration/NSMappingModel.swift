@@ -110,7 +110,14 @@ open class NSMappingModel: NSObject, @unchecked Sendable {
             for property in mapping.relationshipMappings ?? [] where property.valueExpression == nil {
                 guard let generation = property.generation, let name = property.name else { continue }
                 let hasSourceRelationship = sourceEntity?.relationshipsByName[name] != nil
-                let instances: NSExpression? = generation.sourceKeyPath.flatMap { try? NSExpression.parse(format: $0) }
+                let instances: NSExpression? = generation.sourceKeyPath.flatMap { (keyPath: String) -> NSExpression? in
+                    do {
+                        return try NSExpression.parse(format: keyPath)
+                    } catch {
+                        CoreDataLog.logger.error("The source key path \(keyPath) of the relationship mapping \(name) can't be parsed: \(error)")
+                        return nil
+                    }
+                }
                     ?? (hasSourceRelationship ? NSExpression(forKeyPath: name, operand: sourceObject) : nil)
                 guard let instances else { continue }
                 if let mappingName = generation.sourceMappingName {

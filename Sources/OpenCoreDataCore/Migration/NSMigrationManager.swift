@@ -69,7 +69,7 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
             throw CoreDataError.make(.migrationSourceStore, "The store to migrate at \(sourceURL.path) can't be opened with the source model: \(error.localizedDescription)",
                                      url: sourceURL, userInfo: [NSUnderlyingErrorKey: error])
         }
-        defer { try? sourceCoordinator.remove(sourceStore) }
+        defer { try? sourceCoordinator.remove(sourceStore) } // Ignored: the source was opened read-only; only closed here.
         _ = try migrate(reading: sourceStore, of: sourceCoordinator, into: dURL, type: dStoreType, options: dOptions,
                         configuration: nil, metadata: nil, keepingOpen: false)
     }
@@ -132,6 +132,7 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
             if let mergedMetadata { try NSPersistentStoreCoordinator.setMetadata(mergedMetadata, forPersistentStoreOfType: dStoreType, at: dURL) }
             return nil
         } catch {
+            // Ignored: cleanup on a failure already being thrown; the destination files are removed next.
             if let destinationStore { try? destinationCoordinator.remove(destinationStore) }
             if !destinationExisted, dStoreType != NSInMemoryStoreType {
                 StoreFiles.remove(at: dURL)

@@ -95,13 +95,23 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Se
     /// Reads an archive back into its value (Apple's direction: stored data → value).
     open override func transformedValue(_ value: Any?) -> Any? {
         guard let data = value as? Data else { return nil }
-        return try? NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedTopLevelClasses, from: data)
+        do {
+            return try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedTopLevelClasses, from: data)
+        } catch {
+            CoreDataLog.logger.error("\(type(of: self)) could not unarchive a value; it reads as nil: \(error)")
+            return nil
+        }
     }
 
     /// Archives a value (Apple's direction: value → stored data).
     open override func reverseTransformedValue(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        return try? NSKeyedArchiver.archivedData(withRootObject: ArchivingBridge.objectForArchiving(value), requiringSecureCoding: true)
+        do {
+            return try NSKeyedArchiver.archivedData(withRootObject: ArchivingBridge.objectForArchiving(value), requiringSecureCoding: true)
+        } catch {
+            CoreDataLog.logger.error("\(type(of: self)) could not archive a value of type \(type(of: value)); it is stored as nil: \(error)")
+            return nil
+        }
     }
 }
 

@@ -85,12 +85,13 @@ enum XcodeModelLoader {
     static func currentVersionName(in bundle: URL) throws -> String {
         let marker = bundle.appendingPathComponent(".xccurrentversion")
         if let data = FileManager.default.contents(atPath: marker.path),
+           // Ignored: an unreadable marker falls back to the only version, or the error below.
            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
            let name = plist["_XCCurrentVersionName"] as? String {
             return name
         }
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: bundle.path))?
-            .filter { $0.hasSuffix(".xcdatamodel") }.sorted() ?? []
+        let versions = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+            .filter { $0.hasSuffix(".xcdatamodel") }.sorted()
         if versions.count == 1 { return versions[0] }
         throw CoreDataError.make(.fileReadCorruptFile, "\(bundle.path) has \(versions.count) model versions and no .xccurrentversion naming the current one.", url: bundle)
     }

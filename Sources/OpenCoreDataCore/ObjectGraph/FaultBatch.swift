@@ -21,7 +21,7 @@ final class FaultBatch {
         guard loaded.insert(batch).inserted else { return }
         let range = (batch * size)..<min((batch + 1) * size, ids.count)
         guard let parent = context.parentStore else { return }
-        // A batch that can't be read leaves its objects faults: each then loads its own row when
+        // Ignored: a batch that can't be read leaves its objects faults: each then loads its own row when
         // it fires, and that load reports the store's error (see `fireFaultIfNeeded`).
         try? context.fillFaults(ids[range].compactMap { context.registeredObject(for: $0) }, parent: parent)
     }

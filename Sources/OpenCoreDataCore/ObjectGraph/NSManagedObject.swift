@@ -145,6 +145,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Loads the object's values if it is a fault, and calls `awakeFromFetch()` the first time.
     @inline(__always)
     final func fireFaultIfNeeded() {
+        checkContextQueue("a property access")
         if faultFlag {
             fireFault()
         } else if rowBatch == nil, storedValues.count != entity.slotKeys.count {

@@ -5,6 +5,7 @@ extension NSManagedObjectContext {
     /// `includesPendingChanges` is true (inserted objects that match, deleted objects left out,
     /// updated objects judged by their current values).
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        checkQueue("fetch(_:)")
         let (parent, erased, entity) = try prepare(request)
         if let managedType = T.self as? NSManagedObject.Type { EntityClassRegistry.register(managedType) }
 
@@ -74,6 +75,7 @@ extension NSManagedObjectContext {
 
     /// The number of objects a request would return.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        checkQueue("count(for:)")
         let (parent, erased, entity) = try prepare(request)
         if erased.includesPendingChanges && hasPendingChanges(affecting: entity) {
             let copy = erased.copied()

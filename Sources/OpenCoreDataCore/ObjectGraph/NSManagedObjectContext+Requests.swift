@@ -39,6 +39,7 @@ extension NSManagedObjectContext {
     /// update, delete or insert (run directly in the store; merge their object IDs into contexts
     /// with `mergeChanges(fromRemoteContextSave:into:)`), or a persistent history request.
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        checkQueue("execute(_:)")
         if let asynchronous = request as? SelfExecutingRequest {
             return asynchronous.start(in: self)
         }

@@ -8,6 +8,7 @@ import OrderedCollections
 extension NSManagedObjectContext {
     /// Asks the undo manager to reverse the last recorded event.
     public func undo() {
+        checkQueue("undo()")
         guard let manager = undoManager else { return }
         processPendingChanges()
         manager.undo()
@@ -16,6 +17,7 @@ extension NSManagedObjectContext {
 
     /// Asks the undo manager to repeat the last undone event.
     public func redo() {
+        checkQueue("redo()")
         guard let manager = undoManager else { return }
         processPendingChanges()
         manager.redo()

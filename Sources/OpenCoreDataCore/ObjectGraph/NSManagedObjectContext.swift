@@ -84,6 +84,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// The thread that created a confinement context (what concurrency debugging checks it against).
+    let creatingThread: pthread_t?
     private let mainLock = NSRecursiveLock()
     var isSaving = false
 
@@ -96,6 +98,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         } else {
             self.queue = nil
         }
+        creatingThread = concurrencyType == .confinementConcurrencyType ? pthread_self() : nil
+        ConcurrencyDebugging.enableIfRequested()
         super.init()
         queue?.setSpecific(key: queueKey, value: ObjectIdentifier(self))
     }
@@ -171,7 +175,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         switch concurrencyType {
         case .privateQueueConcurrencyType:
-            if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try withCurrent(block) }
+            // Re-entrant: on the queue, or inside a block of this context further out on this
+            // thread (a child's `performAndWait` inside this context's block, say, then asking
+            // this context for rows), where a `sync` onto the queue would deadlock.
+            if isRunningOnPrivateQueue || Self.performingChain?.contains(self) == true { return try withCurrent(block) }
             return try queue!.sync { try withCurrent(block) }
         case .mainQueueConcurrencyType, .confinementConcurrencyType:
             mainLock.lock()
@@ -207,14 +214,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private static let currentKey = "OpenCoreData.currentContext"
 
     /// The context whose `perform` block is running on this thread, if any.
-    static var currentlyPerforming: NSManagedObjectContext? {
-        (Thread.current.threadDictionary[currentKey] as? WeakContext)?.context
+    static var currentlyPerforming: NSManagedObjectContext? { performingChain?.context }
+
+    /// The contexts whose `perform` blocks are running on this thread, innermost first.
+    static var performingChain: PerformingContext? {
+        Thread.current.threadDictionary[currentKey] as? PerformingContext
+    }
+
+    /// Whether the caller runs on the private queue (directly, or in a `sync` onto it).
+    var isRunningOnPrivateQueue: Bool {
+        DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
     }
 
     private func withCurrent<T>(_ block: () throws -> T) rethrows -> T {
         let dictionary = Thread.current.threadDictionary
         let previous = dictionary[Self.currentKey]
-        dictionary[Self.currentKey] = WeakContext(context: self)
+        dictionary[Self.currentKey] = PerformingContext(context: self, outer: previous as? PerformingContext)
         defer { dictionary[Self.currentKey] = previous }
         return try block()
     }
@@ -222,23 +237,40 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registered objects
 
     /// Every object the context knows.
-    public var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
+    public var registeredObjects: Set<NSManagedObject> {
+        checkQueue("registeredObjects")
+        return Set(registry.values)
+    }
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<NSManagedObject> { Set(sparselyFrom: inserted) }
+    public var insertedObjects: Set<NSManagedObject> {
+        checkQueue("insertedObjects")
+        return Set(sparselyFrom: inserted)
+    }
     /// Objects changed since the last save (not counting inserted ones).
-    public var updatedObjects: Set<NSManagedObject> { Set(sparselyFrom: updated) }
+    public var updatedObjects: Set<NSManagedObject> {
+        checkQueue("updatedObjects")
+        return Set(sparselyFrom: updated)
+    }
     /// Objects deleted since the last save.
-    public var deletedObjects: Set<NSManagedObject> { Set(sparselyFrom: deleted) }
+    public var deletedObjects: Set<NSManagedObject> {
+        checkQueue("deletedObjects")
+        return Set(sparselyFrom: deleted)
+    }
     /// Whether anything was inserted, updated or deleted since the last save.
-    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+    public var hasChanges: Bool {
+        checkQueue("hasChanges")
+        return !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty
+    }
 
     /// The registered object with an ID, or nil.
     public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
-        registry[objectID.key]
+        checkQueue("registeredObject(for:)")
+        return registry[objectID.key]
     }
 
     /// The object with an ID: the registered one, or a new fault for it (not checked against the store).
     public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        checkQueue("object(with:)")
         if let object = registry[objectID.key] { return object }
         let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
         object.faultFlag = true
@@ -248,6 +280,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The object with an ID, loaded; throws when it does not exist in the store.
     public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        checkQueue("existingObject(with:)")
         if let object = registry[objectID.key], !object.faultFlag || object.committedValues != nil { return object }
         if objectID.isTemporaryID {
             throw CoreDataError.make(.coreData, "No object with the temporary ID \(objectID) is registered in this context.", userInfo: ["objectID": objectID])
@@ -309,6 +342,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Inserts a new object (one created with `init(entity:insertInto: nil)`).
     public func insert(_ object: NSManagedObject) {
+        checkQueue("insert(_:)")
         insertObject(object, adopted: false)
     }
 
@@ -354,6 +388,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Marks an object for deletion at the next save. Delete rules apply at once: Cascade deletes
     /// the destinations, Nullify removes the object from their inverses; Deny is checked at save.
     public func delete(_ object: NSManagedObject) {
+        checkQueue("delete(_:)")
         guard object.managedObjectContext === self, !object.deletedFlag else { return }
         object.fireFaultIfNeeded()
         willChangeForUndo(object)
@@ -425,6 +460,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last call.
     public func processPendingChanges() {
+        checkQueue("processPendingChanges()")
         recordUndoForEvent()
         guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
         let insertedSet = Set(sparselyFrom: pendingInserted)
@@ -463,6 +499,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Validation errors are thrown with Core Data's codes (1560 wrapping several); on any error
     /// nothing is written and the context keeps its changes, so they can be fixed and saved again.
     public func save() throws {
+        checkQueue("save()")
         guard !isSaving else {
             preconditionFailure("save() was called recursively, from willSave() or a notification of the same context.")
         }
@@ -727,7 +764,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private func reloadDerivedValues(of lists: ManagedObjectList...) {
         guard parentContext == nil, let coordinator = coordinatorStorage, coordinator.managedObjectModel.hasDerivedAttributes else { return }
         let deriving = lists.joined().filter { !$0.entity.derivedSlots.isEmpty }
-        guard !deriving.isEmpty, let rows = try? coordinator.loadRows(deriving.map(\.objectID)) else { return }
+        guard !deriving.isEmpty else { return }
+        let rows: [ObjectKey: StoredRow]
+        do {
+            rows = try coordinator.loadRows(deriving.map(\.objectID))
+        } catch {
+            CoreDataLog.logger.error("Could not read back the derived attributes of the saved objects: \(error)")
+            return
+        }
         for object in deriving {
             guard let row = rows[object.objectID.key] else { continue }
             for slot in object.entity.derivedSlots {
@@ -777,6 +821,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed
     /// values, and the undo manager's actions are removed.
     public func rollback() {
+        checkQueue("rollback()")
         discardUndoHistory()
         for object in inserted {
             registry[object.objectID.key] = nil
@@ -812,6 +857,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Forgets every registered object; they must not be used afterwards. The undo manager's actions,
     /// which refer to them, are removed.
     public func reset() {
+        checkQueue("reset()")
         discardUndoHistory()
         fetchedPropertyResults.removeAll()
         for object in registry.removeAllValuesInAddressOrder() {
@@ -825,6 +871,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Refreshes an object from the store: with `mergeChanges` false it becomes a fault and loses its
     /// changes; with true its unsaved changes are reapplied over the store's latest values.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        checkQueue("refresh(_:mergeChanges:)")
         guard object.managedObjectContext === self, !object.insertedFlag else { return }
         if flag {
             // Fetched properties are evaluated again when next read (`turnIntoFault` forgets them
@@ -856,6 +903,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Refreshes every registered object (keeping unsaved changes).
     public func refreshAllObjects() {
+        checkQueue("refreshAllObjects()")
         for object in registry.values where !object.insertedFlag {
             refresh(object, mergeChanges: object.hasChanges)
         }
@@ -865,6 +913,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Brings the changes a `NSManagedObjectContextDidSave` notification describes into this context.
     public func mergeChanges(fromContextDidSave notification: Notification) {
+        checkQueue("mergeChanges(fromContextDidSave:)")
         let info = notification.userInfo ?? [:]
         func ids(_ key: String) -> [NSManagedObjectID] {
             ((info[key] as? Set<NSManagedObject>) ?? []).map(\.objectID) + ((info[key + "_objectIDs"] as? Set<NSManagedObjectID>) ?? [])
@@ -978,6 +1027,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// until the next save succeeds, a rollback or a reset; objects not yet saved have nothing to
     /// check.
     public func detectConflicts(for object: NSManagedObject) {
+        checkQueue("detectConflicts(for:)")
         precondition(object.managedObjectContext === self, "detectConflicts(for:): \(object.objectID) is not in this context.")
         guard !object.objectID.isTemporaryID else { return }
         objectsToCheckForConflicts[ObjectIdentifier(object)] = object
@@ -993,6 +1043,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// this context and not yet saved, and for a store of another coordinator or one whose
     /// configuration doesn't include the object's entity.
     public func assign(_ object: Any, to store: NSPersistentStore) {
+        checkQueue("assign(_:to:)")
         guard let object = object as? NSManagedObject else {
             preconditionFailure("assign(_:to:) takes a managed object; got \(type(of: object)).")
         }
@@ -1009,6 +1060,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Gives inserted objects permanent IDs now, before they are saved.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        checkQueue("obtainPermanentIDs(for:)")
         guard let coordinator = persistentStoreCoordinator else { return }
         let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
         for object in objects { takePermanentID(of: object, from: mapping) }

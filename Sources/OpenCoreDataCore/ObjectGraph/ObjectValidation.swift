@@ -81,7 +81,13 @@ enum ObjectValidation {
             throw error(tooLargeCode(attribute.attributeType), object, attribute.name, value, "\(attribute.name) is above its maximum \(maximum).")
         }
         if let pattern = attribute.regularExpression, let string = value as? String {
-            let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$")
+            let regex: NSRegularExpression?
+            do {
+                regex = try NSRegularExpression(pattern: "^(?:\(pattern))$")
+            } catch {
+                CoreDataLog.logger.error("The pattern \(pattern) of \(attribute.name) is not a valid regular expression: \(error)")
+                regex = nil
+            }
             let range = NSRange(string.startIndex..., in: string)
             if regex?.firstMatch(in: string, range: range) == nil {
                 throw error(NSValidationStringPatternMatchingError, object, attribute.name, value, "\(attribute.name) does not match the pattern \(pattern).")

@@ -270,8 +270,13 @@ final class RegexMatcher: @unchecked Sendable {
     let regex: NSRegularExpression?
 
     init(pattern: String, caseInsensitive: Bool) {
-        regex = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z",
-                                         options: caseInsensitive ? [.caseInsensitive] : [])
+        do {
+            regex = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z",
+                                            options: caseInsensitive ? [.caseInsensitive] : [])
+        } catch {
+            CoreDataLog.logger.error("The MATCHES pattern \(pattern) is not a valid regular expression: \(error)")
+            regex = nil
+        }
     }
 
     func matches(_ string: String) -> Bool {

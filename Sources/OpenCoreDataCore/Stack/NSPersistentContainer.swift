@@ -55,6 +55,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
         #endif
         let directory = base.appendingPathComponent("OpenCoreData", isDirectory: true)
+        // Ignored: if the folder can't be made, opening a store in it reports the error.
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
@@ -67,6 +68,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// Opens one described store (making its directory), calling the handler with the outcome.
     func loadStore(_ description: NSPersistentStoreDescription, completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         if let url = description.url, description.type != NSInMemoryStoreType {
+            // Ignored: if the folder can't be made, adding the store below reports the error.
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
@@ -116,6 +118,7 @@ enum ModelLocator {
         places.append(Bundle.main.bundleURL)
         let executableDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for directory in [Bundle.main.bundleURL, executableDirectory] {
+            // Ignored: a folder that is missing or can't be listed holds no resource bundles.
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
             for entry in entries where entry.hasSuffix(".resources") || entry.hasSuffix(".bundle") {
                 let bundle = directory.appendingPathComponent(entry)

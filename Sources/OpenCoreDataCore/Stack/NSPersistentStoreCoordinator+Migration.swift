@@ -28,12 +28,13 @@ enum StoreMigrator {
         guard type == NSSQLiteStoreType || type == NSBinaryStoreType, let url,
               StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
+              // Ignored: unreadable metadata means no migration; the caller then throws the load's 134100 error.
               let metadata = try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url) else { return false }
         let recorded = StoreModelMatching.normalized(metadata, storeType: type)
         // Stores whose hashes Core Data compares by entity names only are also matched by their
         // schema (read once, compared with each candidate in memory).
         let namesOnly = type == NSSQLiteStoreType && StoreModelMatching.comparesNamesOnly(recorded)
-        let storedTables = namesOnly ? try? SQLiteStore.storedTables(at: url) : nil
+        let storedTables = try namesOnly ? SQLiteStore.storedTables(at: url) : nil
         let isSource: (NSManagedObjectModel) -> Bool = { candidate in
             candidate.freeze()
             let entities = candidate.entities(forConfigurationName: configuration) ?? candidate.entities
@@ -44,7 +45,15 @@ enum StoreMigrator {
         // Last, the model the store keeps of itself (Z_MODELCACHE), as Core Data does when the app
         // no longer ships the version that wrote the store.
         let cached = { () -> NSManagedObjectModel? in
-            guard type == NSSQLiteStoreType, let model = try? SQLiteModelCache.read(at: url), isSource(model) else { return nil }
+            guard type == NSSQLiteStoreType else { return nil }
+            let stored: NSManagedObjectModel?
+            do {
+                stored = try SQLiteModelCache.read(at: url)
+            } catch {
+                CoreDataLog.logger.error("The model kept in the store at \(url.path) can't be read: \(error)")
+                return nil
+            }
+            guard let model = stored, isSource(model) else { return nil }
             return model
         }
         guard let sourceModel = given.first(where: isSource) ?? ModelFileSearch.sourceModel(near: model, where: isSource) ?? cached() else {
@@ -124,6 +133,7 @@ extension NSPersistentStoreCoordinator {
                 throw CoreDataError.make(.operationFailed, "The copy couldn't replace \(destinationURL.path): \(String(cString: strerror(errno))).", url: destinationURL)
             }
         } catch {
+            // Ignored: cleanup of a failed copy; the copy's own error is thrown below.
             try? FileManager.default.removeItem(at: temporary)
             let nsError = error as NSError
             if nsError.domain == NSCocoaErrorDomain && nsError.code >= 134000 { throw error }

@@ -81,7 +81,11 @@ extension NSPersistentStoreCoordinator {
                 return true
             } catch {
                 store.close()
-                try? reopen(at: oldURL)
+                do {
+                    try reopen(at: oldURL)
+                } catch {
+                    CoreDataLog.logger.error("The store could not be opened again at \(oldURL.path) and is left closed: \(error)")
+                }
                 return false
             }
         }

@@ -149,6 +149,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// A token that changes whenever the store's content changes (for caches of results).
     func changeToken() -> String {
         guard let path = url?.path, type != NSInMemoryStoreType else { return "\(identifier ?? "")-memory-\(UUID())" }
+        // Ignored: no file yet (nothing saved) gives the token of an empty store.
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let date = (attributes?[.modificationDate] as? Date)?.timeIntervalSinceReferenceDate ?? 0
         return "\(identifier ?? "")-\(date)-\((attributes?[.size] as? Int) ?? 0)"

@@ -17,6 +17,7 @@ package enum StoreFiles {
     /// away what a failed operation made). An in-memory store's `/dev/null` is never touched.
     static func remove(at url: URL) {
         guard !isInMemorySQLite(url) else { return }
+        // Ignored: cleanup of what a failed operation made; a file that isn't there is the usual case.
         try? FileManager.default.removeItem(atPath: url.path)
         removeSideFiles(of: url)
     }
@@ -24,6 +25,7 @@ package enum StoreFiles {
     /// Removes a store file's side files, ignoring the ones that aren't there.
     static func removeSideFiles(of url: URL) {
         guard !isInMemorySQLite(url) else { return }
+        // Ignored: absent side files are the usual case; callers checkpoint the store first or discard it.
         for suffix in sideFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
     }
 
@@ -41,7 +43,7 @@ package enum StoreFiles {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw CoreDataError.make(.fileReadNoPermission, "The store at \(url.path) can't be read.", url: url)
         }
-        defer { try? handle.close() }
+        defer { try? handle.close() } // Ignored: closing a read-only handle; the header was already read.
         do {
             return Array(try handle.read(upToCount: count) ?? Data())
         } catch {

@@ -5,6 +5,7 @@ import Testing
 import WorldCupKit
 
 /// `cacheName`: a relaunch on unchanged data reads the results from the cache instead of the store.
+@MainActor
 @Suite struct CacheTests {
     private func request() -> NSFetchRequest<Team> { WorldCupApp.teamsRequest() }
 

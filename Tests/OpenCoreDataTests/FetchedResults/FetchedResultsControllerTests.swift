@@ -5,6 +5,7 @@ import Testing
 import WorldCupKit
 
 /// The World Cup screen of the tutorial: sections by qualifying zone, wins descending, name.
+@MainActor
 @Suite struct FetchedResultsControllerTests {
     private func worldCup() throws -> (WorldCupApp, NSFetchedResultsController<Team>, TestTableView) {
         let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))

@@ -24,6 +24,7 @@ final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
     func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) { otherCallbacks += 1 }
 }
 
+@MainActor
 @Suite struct SnapshotDelegateTests {
     private func app() throws -> WorldCupApp {
         let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
@@ -89,6 +90,7 @@ final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
 }
 
 /// Beyond Apple: the controller's changes as an `AsyncSequence`.
+@MainActor
 @Suite struct UpdateStreamTests {
     @Test func updatesStreamSnapshotsAndDifferences() async throws {
         let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))

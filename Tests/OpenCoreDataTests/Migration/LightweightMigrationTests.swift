@@ -265,6 +265,7 @@ import Testing
 }
 
 /// Automatic migration of the UnCloudNotes model with the versions and mapping models beside it.
+@MainActor
 @Suite(.serialized) struct AutomaticMigrationTests {
     @Test func aContainerMigratesAVersionOneStoreToTheCurrentModelInPlace() throws {
         let directory = TestSupport.temporaryDirectory()

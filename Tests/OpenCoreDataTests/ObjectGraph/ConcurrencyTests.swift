@@ -15,6 +15,7 @@ import Testing
         return container
     }
 
+    @MainActor
     @Test func childContextSavesIntoParent() throws {
         let container = try container()
         let parent = container.viewContext
@@ -47,6 +48,7 @@ import Testing
         #expect(names == ["Child", "Pending"])
     }
 
+    @MainActor
     @Test func backgroundSavesMergeIntoTheViewContext() async throws {
         let container = try container()
         let view = container.viewContext

@@ -22,6 +22,7 @@ final class Audited: NSManagedObject {
     }
 }
 
+@MainActor
 @Suite(.serialized) struct LifecycleTests {
     private func context() throws -> NSManagedObjectContext {
         let entity = NSEntityDescription(name: "Audited", className: "Audited", properties: [

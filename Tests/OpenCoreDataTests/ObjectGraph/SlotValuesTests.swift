@@ -5,6 +5,7 @@ import Testing
 
 /// The typed slot storage behind managed objects and stored rows, and the identity hash map of
 /// the context's registry and change lists.
+@MainActor
 @Suite struct SlotValuesTests {
     private let layout = SlotLayout(kinds: [.int64, .int32, .int16, .bool, .double, .float, .date, .cell, .cell])
 

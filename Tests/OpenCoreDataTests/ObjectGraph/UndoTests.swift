@@ -146,6 +146,7 @@ private final class Counter {
 }
 
 /// A context with an undo manager: undo and redo restore the object graph exactly.
+@MainActor
 @Suite struct ContextUndoTests {
     private func make() throws -> NSManagedObjectContext {
         let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel(), type: NSInMemoryStoreType)

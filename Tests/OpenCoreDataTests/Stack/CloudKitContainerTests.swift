@@ -4,6 +4,7 @@ import Testing
 
 /// `NSPersistentCloudKitContainer` on Linux: a local container that checks its model against
 /// CloudKit's rules as Apple's does, so CloudKit-bound code compiles, runs and fails alike.
+@MainActor
 @Suite struct CloudKitContainerTests {
     /// Notes and tags, many-to-many: what CloudKit accepts.
     private static func compatibleModel() -> NSManagedObjectModel {

@@ -4,6 +4,7 @@ import Testing
 
 /// `detectConflicts(for:)`: a save fails (or its merge policy resolves) when an object it
 /// depends on but doesn't change was changed or deleted in the store since it was read.
+@MainActor
 @Suite struct DetectConflictsTests {
     /// A store of the company model with two departments, Sales and Lab, and two contexts that
     /// have both loaded.

@@ -96,9 +96,12 @@ import Testing
             #expect(failure == nil)
             #expect(handledAfterReturn == asynchronously, "asynchronously: \(asynchronously)")
             #expect(container.persistentStoreCoordinator.persistentStores.count == 1)
-            let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: container.newBackgroundContext())
-            team.setValue("France", forKey: "teamName")
-            try team.managedObjectContext?.save()
+            let background = container.newBackgroundContext()
+            try background.performAndWait {
+                let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: background)
+                team.setValue("France", forKey: "teamName")
+                try background.save()
+            }
         }
     }
 }

@@ -6,8 +6,9 @@ import Testing
 /// `NSPersistentStoreRemoteChange`: another coordinator or another process writes the store file;
 /// the watching coordinator posts, history after the last token holds exactly that write, and
 /// merging it updates a fetched results controller.
+@MainActor
 @Suite(.serialized) struct RemoteChangeTests {
-    static var options: [AnyHashable: Any] {
+    nonisolated static var options: [AnyHashable: Any] {
         [
             NSPersistentHistoryTrackingKey: true as NSNumber,
             NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber,
@@ -62,7 +63,7 @@ import Testing
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: RemoteChangeTests.options)
             inbox = Inbox(coordinator)
-            context = TestSupport.context(coordinator)
+            context = TestSupport.mainQueueContext(coordinator)
             context.transactionAuthor = "watcher"
             let request = NSFetchRequest<NSManagedObject>(entityName: "Team")
             request.sortDescriptors = [NSSortDescriptor(key: "teamName", ascending: true)]
@@ -115,7 +116,7 @@ import Testing
 
         let writer = NSPersistentStoreCoordinator(managedObjectModel: model)
         try writer.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [NSPersistentHistoryTrackingKey: true as NSNumber])
-        let context = TestSupport.context(writer)
+        let context = TestSupport.mainQueueContext(writer)
         context.transactionAuthor = "writer"
         var token: NSPersistentHistoryToken?
 
@@ -196,7 +197,7 @@ import Testing
         try watcher.coordinator.remove(watcher.coordinator.persistentStores[0])
         let writer = NSPersistentStoreCoordinator(managedObjectModel: model)
         try writer.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-        let context = TestSupport.context(writer)
+        let context = TestSupport.mainQueueContext(writer)
         NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context).setValue("Ghost", forKey: "teamName")
         try context.save()
         try await Task.sleep(for: .milliseconds(200))

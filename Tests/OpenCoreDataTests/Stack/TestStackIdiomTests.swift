@@ -4,6 +4,7 @@ import Testing
 
 /// The idioms of Core Data test suites written for Apple's platforms: a SQLite store at
 /// `/dev/null`, and waiting for the did-save notification of a save with nothing to save.
+@MainActor
 @Suite("Test-stack idioms")
 struct TestStackIdiomTests {
     /// Apple's test stack: a container whose one store is a SQLite store at /dev/null.

@@ -4,6 +4,7 @@ import Testing
 import WorldCupKit
 
 /// The `worldcup` demo's commands, on a store of its own, across two "runs".
+@MainActor
 @Suite struct WorldCupDemoTests {
     @Test func importsOnceListsInZonesAndPersistsChanges() throws {
         let url = TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite")

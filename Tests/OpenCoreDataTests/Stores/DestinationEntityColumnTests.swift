@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import OpenCoreData
+@testable import OpenCoreDataCore
 import Testing
 
 /// A to-one relationship whose destination has subentities keeps the destination row's entity
@@ -88,6 +89,12 @@ import Testing
         try queue.write { db in try db.execute(sql: "ALTER TABLE ZPAGE DROP COLUMN Z1_BOOK") }
         try queue.close()
         #expect(try pages(url) == [1: "Novel", 2: "Book", 3: "Book"])
+        // The entity numbers come with the rows, from a subquery in the fetch's own statement:
+        // no query per row.
+        let (pagesRead, log) = try SQLDebugLog.capturing { try pages(url) }
+        #expect(pagesRead == [1: "Novel", 2: "Book", 3: "Book"])
+        let statements = log.filter { $0.hasPrefix("sql:") }
+        #expect(statements.count == 1 && statements[0].contains("(SELECT d.Z_ENT FROM ZBOOK d WHERE d.Z_PK = t0.ZBOOK)"), "\(log)")
         let (coordinator, _) = try TestSupport.coordinator(Self.model(), url: url)
         let context = TestSupport.context(coordinator)
         let novel = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Novel")).first)

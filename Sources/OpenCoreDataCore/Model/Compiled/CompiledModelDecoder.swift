@@ -90,6 +90,7 @@ struct CompiledModelDecoder {
         entity.properties = properties.sorted { (rank($0), $0.name) < (rank($1), $1.name) }
         for tuple in try archive.elements("NSUniqueTuples", of: archived) {
             let constraint = try archive.elements(tuple).map { element -> String in
+                // Ignored: an element that isn't a string is a property object, read next.
                 if let name = try? archive.string(element) { return name }
                 guard let property = try archive.object(element), let name = try archive.string("NSPropertyName", of: property) else {
                     throw FormatError(description: "a uniqueness constraint element of \(name) is not a property name")
@@ -219,6 +220,7 @@ struct CompiledModelDecoder {
         var elements: [NSFetchIndexElementDescription] = []
         for raw in try archive.elements("NSIndexElements", of: archived) {
             guard let element = try archive.object(raw) else { continue }
+            // Ignored: a name that isn't a string is looked for in NSProperty next.
             var propertyName = try? archive.string("NSPropertyName", of: element)
             if propertyName == nil, let property = try archive.object("NSProperty", of: element) {
                 propertyName = try archive.string("NSPropertyName", of: property)

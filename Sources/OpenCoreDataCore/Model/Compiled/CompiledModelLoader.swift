@@ -25,6 +25,7 @@ enum CompiledModelLoader {
     static func currentVersionName(in bundle: URL) throws -> String {
         let info = bundle.appendingPathComponent("VersionInfo.plist")
         if let data = FileManager.default.contents(atPath: info.path),
+           // Ignored: an unreadable VersionInfo.plist falls back to the only .mom, or the error below.
            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
            let name = plist["NSManagedObjectModel_CurrentVersionName"] as? String {
             return name
@@ -36,8 +37,14 @@ enum CompiledModelLoader {
 
     /// The `.mom` files of a `.momd` folder, by name.
     static func versionFiles(in bundle: URL) -> [URL] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? [])
-            .filter { $0.hasSuffix(".mom") }.sorted().map { bundle.appendingPathComponent($0) }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+        } catch {
+            CoreDataLog.logger.error("The model versions in \(bundle.path) can't be listed: \(error)")
+            names = []
+        }
+        return names.filter { $0.hasSuffix(".mom") }.sorted().map { bundle.appendingPathComponent($0) }
     }
 
     /// Every version of a `.momd` folder, by version name.

@@ -181,6 +181,7 @@ struct KeyedArchive {
             let values = try elements(dictionary.fields["values"])
             guard keys.count == values.count else { throw FormatError(description: "a known-keys dictionary with \(keys.count) keys and \(values.count) values") }
             let empty = try string(dictionary.fields["emptyToken"])
+            // Ignored: a value that isn't a string can't be the empty token.
             return zip(keys, values).filter { pair in empty == nil || (try? string(pair.1)) != empty }
                 .map { (key: $0.0, value: $0.1) }
         }

@@ -20,7 +20,7 @@ package enum ModelCompiler {
     package static func compile(_ source: URL, to destination: URL, progress: (String) -> Void = { _ in }) throws -> Output {
         let fileManager = FileManager.default
         let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).compiling-\(UUID().uuidString)")
-        defer { try? fileManager.removeItem(at: temporary) }
+        defer { try? fileManager.removeItem(at: temporary) } // Ignored: cleanup; gone already once renamed into place.
         let output: Output
         if source.pathExtension == "xcdatamodeld" {
             let models = try XcodeModelLoader.loadAllVersions(in: source)

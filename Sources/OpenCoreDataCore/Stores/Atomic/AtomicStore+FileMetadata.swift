@@ -7,6 +7,7 @@ extension AtomicStore {
     static func writeMetadata(_ newMetadata: [String: Any], at url: URL) throws {
         let current = try readMetadata(at: url)
         guard let data = FileManager.default.contents(atPath: url.path),
+              // Ignored: a file that isn't a property list is reported as not a binary store below.
               var root = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
         }

@@ -48,6 +48,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw CoreDataError.make(.fileReadNoSuchFile, "No store at \(url.path).", url: url)
         }
+        // Ignored: a file that isn't a property list is reported as not a binary store below.
         guard let root = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
               let metadata = root["metadata"] as? [String: Any] else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is not a binary Core Data store.", url: url)
@@ -56,6 +57,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func decode(_ data: Data, url: URL) throws {
+        // Ignored: a file that isn't a property list is reported as not a binary store below.
         guard let root = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
               let storedMetadata = root["metadata"] as? [String: Any],
               let objects = root["objects"] as? [[String: Any]] else {

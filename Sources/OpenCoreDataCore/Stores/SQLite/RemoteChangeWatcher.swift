@@ -65,6 +65,7 @@ final class RemoteChangeWatcher: @unchecked Sendable {
             return (state.timer, state.reader)
         }
         timer?.cancel()
+        // Ignored: closing the watcher's read-only connection; nothing is written.
         if let reader { queue.async { try? reader.close() } }
     }
 
@@ -72,6 +73,7 @@ final class RemoteChangeWatcher: @unchecked Sendable {
     private func poll() {
         guard let coordinator else { stop(); return }
         guard let reader = state.withLock({ $0.stopped ? nil : $0.reader }) else { return }
+        // Ignored: a failed poll (file busy or replaced) is retried at the next tick, which sees the same change.
         let observed: (version: Int, token: NSPersistentHistoryToken?)? = try? reader.inDatabase { db in
             guard let version = try Int.fetchOne(db, sql: "PRAGMA data_version") else { return nil }
             var token: NSPersistentHistoryToken?

@@ -28,7 +28,7 @@ extension SQLiteStore {
         configuration.busyMode = .timeout(StoreOptions.defaultLockTimeout)
         do {
             let database = try DatabaseQueue(path: url.path, configuration: configuration)
-            defer { try? database.close() }
+            defer { try? database.close() } // Ignored: the transaction has committed or thrown; only closing is left.
             try database.inTransaction(.immediate) { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
                                arguments: [metadata[NSStoreUUIDKey] as? String, plist])

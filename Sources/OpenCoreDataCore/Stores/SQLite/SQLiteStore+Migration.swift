@@ -10,7 +10,7 @@ extension SQLiteStore {
         sourceModel.freeze()
         destinationModel.freeze()
         let database = try openForMaintenance(url)
-        defer { try? database.close() }
+        defer { try? database.close() } // Ignored: the migration has committed or thrown; only closing is left.
         let progress = Progress(totalUnitCount: 1)
         do {
             return try database.writeWithoutTransaction { db in
@@ -44,7 +44,7 @@ extension SQLiteStore {
     /// be replaced as a whole.
     static func checkpoint(at url: URL) throws {
         let database = try openForMaintenance(url)
-        defer { try? database.close() }
+        defer { try? database.close() } // Ignored: the checkpoint has run or thrown; only closing is left.
         do {
             try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         } catch {
@@ -73,7 +73,7 @@ extension SQLiteStore {
     /// object ID URIs stay valid.
     static func adoptIdentifier(_ identifier: String, at url: URL) throws {
         let database = try openForMaintenance(url)
-        defer { try? database.close() }
+        defer { try? database.close() } // Ignored: the write has committed or thrown; only closing is left.
         do {
             try database.write { db in
                 var metadata = try readMetadata(db, url: url)

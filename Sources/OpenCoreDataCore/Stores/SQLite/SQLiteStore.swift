@@ -29,7 +29,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let path = url.path
         if !isReadOnly { try checkWritable(url) }
         let exists = FileManager.default.fileExists(atPath: path)
-        let isEmpty = exists && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
+        let isEmpty = try exists && ((FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
         if exists && !isEmpty {
             let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities)
             schema = SQLiteSchema(entities: entities, storedNumbers: storedNumbers.numbers)
@@ -194,7 +194,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         defer { removeEmptySideFiles(sideFiles) }
         do {
             let reader = try DatabaseQueue(path: readOnlyName(url), configuration: configuration)
-            defer { try? reader.close() }
+            defer { try? reader.close() } // Ignored: closing a read-only connection; the data was already read.
             return try reader.inDatabase(body)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw error
@@ -211,7 +211,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Removes the WAL side files a read-only check created, when they hold nothing.
     private static func removeEmptySideFiles(_ paths: [String]) {
         for path in paths where FileManager.default.fileExists(atPath: path) {
+            // Ignored: a size that can't be read keeps the file (1 is "not empty").
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 1
+            // Ignored: tidying empty side files only; SQLite makes them again when needed.
             if size == 0 || path.hasSuffix("-shm") { try? FileManager.default.removeItem(atPath: path) }
         }
     }
@@ -224,9 +226,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(.invalidType, "The Core Data store at \(url.path) has no metadata row.", url: url)
         }
         var metadata: [String: Any] = [:]
-        if let plist: Data = row["Z_PLIST"],
-           let decoded = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
-            metadata = StoreModelMatching.typed(decoded)
+        if let plist: Data = row["Z_PLIST"] {
+            do {
+                if let decoded = try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
+                    metadata = StoreModelMatching.typed(decoded)
+                }
+            } catch {
+                CoreDataLog.logger.error("The metadata of the store at \(url.path) can't be decoded; it reads as empty: \(error)")
+            }
         }
         if let uuid: String = row["Z_UUID"] { metadata[NSStoreUUIDKey] = uuid }
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
@@ -300,6 +307,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func bumpGeneration(_ db: Database) throws {
         var stored = (metadata[Self.generationKey] as? Int) ?? 0
         if let data = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
+           // Ignored: an undecodable Z_PLIST is rewritten below from this store's metadata.
            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
            let generation = plist[Self.generationKey] as? Int {
             stored = max(stored, generation)
@@ -310,11 +318,18 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The store's change counter as written in the file (other processes may have changed it).
     override func changeToken() -> String {
-        let generation = (try? read { db -> Int? in
-            guard let data = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
-                  let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else { return nil }
-            return plist[Self.generationKey] as? Int
-        }) ?? nil
+        let generation: Int?
+        do {
+            generation = try read { db -> Int? in
+                guard let data = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
+                      let plist = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else { return nil }
+                return plist[Self.generationKey] as? Int
+            }
+        } catch {
+            // A token no cache was written with: a controller's cache is then not trusted.
+            CoreDataLog.logger.error("The change counter of the store at \(url?.path ?? "?") can't be read: \(error)")
+            return "\(identifier ?? "")-unreadable-\(UUID().uuidString)"
+        }
         return "\(identifier ?? "")-g\(generation ?? 0)"
     }
 
@@ -353,6 +368,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         remoteChangeWatcher = nil
         writePlans = [:]
         lastWritePlan = nil
+        // Ignored: every save has committed or thrown; closing the connection loses nothing.
         try? database?.close()
         database = nil
         Self.removeEmptySideFiles(sideFilesCreatedByReading)
@@ -443,17 +459,40 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         /// The property, for to-one relationships and transformable attributes.
         let property: NSPropertyDescription
         /// For a to-one relationship to an entity with subentities: the column of the
-        /// destination's entity number, when the store has one.
+        /// destination's entity number (the store's `Z<n>_<NAME>` column, or, in a store without
+        /// it, a subquery reading the destination row's `Z_ENT` in the same statement).
         var entityColumn: Int32?
     }
 
     /// The select list for a set of entities and each entity's decoding plan.
     private final class SelectPlan {
-        var columns: [String] = []
+        /// The selected values after `Z_PK, Z_ENT, Z_OPT`: stored columns, and subqueries for
+        /// destination entity numbers a store keeps no column for.
+        var columns: [SelectedValue] = []
         var plans: [Int: RowPlan] = [:]
         /// `SELECT … WHERE Z_PK IN (?,…)` for a row-loading statement with so many parameters
         /// (see `boundKeyCount`), made once.
         var boundLoadSQL: [Int: String] = [:]
+
+        /// The select list, with columns of the fetched table qualified by `table` (its alias).
+        func selectList(qualifiedBy table: String) -> String {
+            (["Z_PK", "Z_ENT", "Z_OPT"].map { "\(table).\($0)" } + columns.map { $0.sql(qualifiedBy: table) }).joined(separator: ", ")
+        }
+    }
+
+    /// One value of a select list after `Z_PK, Z_ENT, Z_OPT`.
+    private enum SelectedValue: Hashable {
+        /// A column of the fetched table.
+        case column(String)
+        /// The `Z_ENT` of the row a to-one key column points at, in `table`.
+        case destinationEntity(keyColumn: String, table: String)
+
+        func sql(qualifiedBy qualifier: String) -> String {
+            switch self {
+            case .column(let name): return "\(qualifier).\(name)"
+            case .destinationEntity(let key, let table): return "(SELECT d.Z_ENT FROM \(table) d WHERE d.Z_PK = \(qualifier).\(key))"
+            }
+        }
     }
 
     private var selectPlans: [ObjectIdentifier: SelectPlan] = [:]
@@ -461,13 +500,13 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func selectPlan(for entity: NSEntityDescription) -> SelectPlan {
         if let plan = selectPlans[ObjectIdentifier(entity)] { return plan }
         let plan = SelectPlan()
-        var indexByColumn: [String: Int32] = [:]
-        /// The select-list index of a column, added on first use.
-        func column(_ name: String) -> Int32 {
-            if let existing = indexByColumn[name] { return existing }
+        var indexByValue: [SelectedValue: Int32] = [:]
+        /// The select-list index of a value, added on first use.
+        func column(_ value: SelectedValue) -> Int32 {
+            if let existing = indexByValue[value] { return existing }
             let index = Int32(3 + plan.columns.count)
-            indexByColumn[name] = index
-            plan.columns.append(name)
+            indexByValue[value] = index
+            plan.columns.append(value)
             return index
         }
         let members = entity.selfAndDescendants.filter { schema.mapping(for: $0) != nil }
@@ -476,10 +515,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             var columns: [ColumnPlan] = []
             for property in member.frozenProperties where !property.isTransient {
                 guard let name = mapping.columnsBySlot[property.slot] else { continue }
-                let index = column(name)
+                let index = column(.column(name))
                 var columnPlan = ColumnPlan(slot: property.slot, column: index, kind: SQLiteValueCoding.ColumnKind(property), property: property)
                 if let entityColumn = mapping.entityColumnsBySlot[property.slot] {
-                    columnPlan.entityColumn = column(entityColumn)
+                    columnPlan.entityColumn = column(.column(entityColumn))
+                } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany,
+                          let destination = relationship.destinationEntity, !destination.subentities.isEmpty,
+                          let destinationTable = schema.mapping(for: destination)?.tableName {
+                    columnPlan.entityColumn = column(.destinationEntity(keyColumn: name, table: destinationTable))
                 }
                 columns.append(columnPlan)
             }
@@ -489,11 +532,12 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return plan
     }
 
-    /// Makes an ID for a to-one column; for a destination with subentities, looks up the row's entity.
-    private func makeDestinationID(_ db: Database, _ destination: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID? {
+    /// Makes an ID for a to-one key read by a dictionary fetch; for a destination with
+    /// subentities, looks up the row's entity (a missing row: the declared destination).
+    private func makeDestinationID(_ db: Database, _ destination: NSEntityDescription, _ pk: Int64) throws -> NSManagedObjectID {
         if destination.subentities.isEmpty { return objectID(for: destination, primaryKey: pk) }
         guard let mapping = schema.mapping(for: destination),
-              let number = try? Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [pk]),
+              let number = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [pk]),
               let entity = schema.entity(number: number) else {
             return objectID(for: destination, primaryKey: pk)
         }
@@ -523,7 +567,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                    let entity = schema.entity(number: Int(sqlite3_column_int64(statement, entityColumn))) {
                     writer.setCell(objectID(for: entity, primaryKey: key), at: column.slot)
                 } else {
-                    writer.setCell(makeDestinationID(db, destination, key), at: column.slot)
+                    // No subentities, or no entity number (a key to a row that isn't there, or a
+                    // number column some other writer left empty): the declared destination.
+                    writer.setCell(objectID(for: destination, primaryKey: key), at: column.slot)
                 }
             case .transformable:
                 writer.setCell(TransformableCoding.decode(SQLiteValueCoding.blobValue(statement, column.column), for: column.property as! NSAttributeDescription), at: column.slot)
@@ -541,8 +587,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let withValues = request.includesPropertyValues
         var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
         defer { query.releaseTokens() }
-        let columns = ["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + (withValues ? plan.columns.map { "t0.\($0)" } : [])
-        let sql = query.selectSQL(columns: columns)
+        let columns = withValues ? plan.selectList(qualifiedBy: "t0") : "t0.Z_PK, t0.Z_ENT, t0.Z_OPT"
+        let sql = query.selectSQL(columns: [columns])
         let start = DispatchTime.now().uptimeNanoseconds
         let rows: [FetchedRow] = try read { db in
             let statement = try db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)
@@ -621,7 +667,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if let resultType = column.resultType {
                         dictionary[column.name] = Self.computedValue(handle, position, resultType)
                     } else if column.kind == .toOne, let destination = column.destination {
-                        dictionary[column.name] = makeDestinationID(db, destination, sqlite3_column_int64(handle, position))
+                        dictionary[column.name] = try makeDestinationID(db, destination, sqlite3_column_int64(handle, position))
                     } else {
                         dictionary[column.name] = SQLiteValueCoding.read(handle, position, column.kind)
                     }
@@ -660,7 +706,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
         guard let mapping = schema.mapping(for: objectID.entity) else { return nil }
         let plan = selectPlan(for: objectID.entity.rootEntity)
-        let sql = "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK = ?"
+        let sql = "SELECT \(plan.selectList(qualifiedBy: mapping.tableName)) FROM \(mapping.tableName) WHERE Z_PK = ?"
         let start = DispatchTime.now().uptimeNanoseconds
         let row: StoredRow? = try read { db in
             let statement = try db.cachedStatement(sql: sql)
@@ -680,7 +726,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for group in Dictionary(grouping: objectIDs, by: { ObjectIdentifier($0.entity.rootEntity) }).values {
             guard let mapping = schema.mapping(for: group[0].entity.rootEntity) else { continue }
             let plan = selectPlan(for: group[0].entity.rootEntity)
-            var select: String { "SELECT Z_PK, Z_ENT, Z_OPT\(plan.columns.isEmpty ? "" : ", ")\(plan.columns.joined(separator: ", ")) FROM \(mapping.tableName) WHERE Z_PK IN " }
+            var select: String { "SELECT \(plan.selectList(qualifiedBy: mapping.tableName)) FROM \(mapping.tableName) WHERE Z_PK IN " }
             // A fault batch (a few dozen keys) reuses a prepared statement: its keys are bound to a
             // power-of-two number of parameters, the last key repeated, so a handful of statements
             // serve every batch; preparing one costs more than reading its rows. Larger groups are
