@@ -679,10 +679,11 @@ if runs("objects") || runs("typed") {
 if runs("objects") || runs("relationships") {
     // A to-one whose destination has subentities: each destination ID needs the row's entity.
     try prepareSubentityStores(directory, rows: rows)
-    try report("fetch + read a value and a to-one (1,000 owners, half of them a subentity's)", baseline: ("raw sqlite3 loop (key + entity column)", "subentity-raw"),
-               contenders: [("OpenCoreData, owner without subentities", "subentity-plain-ocd"),
-                            ("OpenCoreData, Apple's layout (Z<n>_OWNER)", "subentity-apple-ocd"),
-                            ("OpenCoreData, store without that column", "subentity-nocolumn-ocd")], target: 2.0, rows: rows, directory: directory)
+    try report("fetch + read a value and a to-one (1,000 owners; half are SpecialOwner, a subentity)",
+               baseline: ("OpenCoreData, Owner without subentities", "subentity-plain-ocd"),
+               contenders: [("raw sqlite3 loop (key + entity number)", "subentity-raw"),
+                            ("OpenCoreData, Apple's Z<n>_OWNER column", "subentity-apple-ocd"),
+                            ("OpenCoreData, no column: subquery", "subentity-nocolumn-ocd")], target: 1.3, rows: rows, directory: directory)
 }
 
 if runs("objects") || runs("bridged") {

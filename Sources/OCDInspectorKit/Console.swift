@@ -12,6 +12,7 @@ import Darwin
 ///
 /// Results go to `write(_:)` (standard output); progress, warnings and errors go to
 /// `writeError(_:)` (standard error), so that `ocd fetch --csv > file` captures only the data.
+/// Unchecked Sendable: every mutable property is guarded by `lock`.
 public final class Console: @unchecked Sendable {
     private let lock = NSLock()
     private let capturing: Bool

@@ -93,6 +93,7 @@ struct WatchCommand: InspectorCommand {
 
 /// Turns Ctrl-C (SIGINT) and SIGTERM into a flag, so that `watch` can close the store and tidy
 /// its side files before exiting.
+/// Unchecked Sendable: `set` is guarded by `lock`; `sources` is written only in `installed()`.
 final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var set = false

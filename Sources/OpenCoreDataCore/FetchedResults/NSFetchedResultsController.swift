@@ -6,6 +6,7 @@ import Foundation
 /// Tracking runs only while the controller has a delegate: changes are seen when the context
 /// processes pending changes (at the end of an event, at save, and when saves of other contexts
 /// are merged into it).
+/// Unchecked Sendable: confined to its context's queue (checked by concurrency debugging).
 open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable {
     /// The request whose results the controller keeps; it must have sort descriptors.
     public let fetchRequest: NSFetchRequest<ResultType>

@@ -2,6 +2,7 @@ import Foundation
 
 /// Changes properties of every object matching a predicate directly in the store, without
 /// loading them. Contexts learn of the change only through `mergeChanges(fromRemoteContextSave:into:)`.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// The entity's name.
     public let entityName: String
@@ -34,6 +35,7 @@ open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
 
 /// Deletes every object a fetch request matches (or a list of IDs) directly in the store, without
 /// loading them. Relationships pointing at deleted rows are cleared; delete rules are not run.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 open class NSBatchDeleteRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// The request whose matches are deleted.
     public let fetchRequest: NSFetchRequest<NSFetchRequestResult>
@@ -62,6 +64,7 @@ open class NSBatchDeleteRequest: NSPersistentStoreRequest, @unchecked Sendable {
 }
 
 /// Inserts rows described by dictionaries directly into the store, without creating objects in a context.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// The entity's name.
     public let entityName: String
@@ -144,6 +147,7 @@ open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
 }
 
 /// Runs a fetch asynchronously on the context's queue and hands the result to a completion block.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Sendable {
     /// The fetch to run.
     public let fetchRequest: NSFetchRequest<ResultType>

@@ -2,6 +2,7 @@ import Foundation
 
 /// A computed column of a dictionary fetch: an expression (a key path, or a function such as
 /// `sum:` over one) and the name its value has in each result dictionary.
+/// Unchecked Sendable: not locked: set it up first; the fetch request using it only reads it.
 open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
     /// The expression to compute.
     public var expression: NSExpression?

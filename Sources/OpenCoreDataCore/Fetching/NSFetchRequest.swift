@@ -4,6 +4,7 @@ import Foundation
 ///
 /// `ResultType` is the type of each result (`NSManagedObject` or a subclass, `NSManagedObjectID`,
 /// `NSDictionary`, `NSNumber`) or the existential `NSFetchRequestResult`.
+/// Unchecked Sendable: not locked: set it up first; fetches only read it, so don't change one in use.
 open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopying, @unchecked Sendable {
     /// The name of the entity to fetch.
     public var entityName: String?

@@ -15,6 +15,7 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
 }
 
 /// A request a coordinator sends to its stores.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 open class NSPersistentStoreRequest: NSObject, @unchecked Sendable {
     /// The stores the request is limited to (nil: all).
     public var affectedStores: [NSPersistentStore]?

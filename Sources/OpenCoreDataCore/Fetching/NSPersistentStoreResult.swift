@@ -1,12 +1,14 @@
 import Foundation
 
 /// What executing a persistent store request returns.
+/// Unchecked Sendable: no stored state.
 open class NSPersistentStoreResult: NSObject, @unchecked Sendable {
     /// Creates a result.
     public override init() {}
 }
 
 /// The result of a request that runs asynchronously.
+/// Unchecked Sendable: `operationError` is set on its context's queue, where the completion block reads it.
 open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The context the request was executed in.
     public let managedObjectContext: NSManagedObjectContext
@@ -27,6 +29,7 @@ open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchec
 }
 
 /// The result of an `NSAsynchronousFetchRequest`.
+/// Unchecked Sendable: `finalResult` is set on its context's queue, before the completion block runs there.
 open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousResult, @unchecked Sendable {
     /// The request that produced the result.
     public let fetchRequest: NSAsynchronousFetchRequest<ResultType>
@@ -70,6 +73,7 @@ public enum NSBatchInsertRequestResultType: UInt, Sendable {
 }
 
 /// The result of a batch update: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+/// Unchecked Sendable: immutable; `result` holds only `true`, an `Int` or `[NSManagedObjectID]`.
 open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The result, as the request's result type says.
     public let result: Any?
@@ -82,6 +86,7 @@ open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
 }
 
 /// The result of a batch delete: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+/// Unchecked Sendable: immutable; `result` holds only `true`, an `Int` or `[NSManagedObjectID]`.
 open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The result, as the request's result type says.
     public let result: Any?
@@ -94,6 +99,7 @@ open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
 }
 
 /// The result of a batch insert: `true`, `[NSManagedObjectID]` or an `Int` count, per the result type.
+/// Unchecked Sendable: immutable; `result` holds only `true`, an `Int` or `[NSManagedObjectID]`.
 open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The result, as the request's result type says.
     public let result: Any?

@@ -11,6 +11,7 @@ public enum NSPersistentHistoryChangeType: Int, Sendable {
 }
 
 /// One object's change within a persistent history transaction.
+/// Unchecked Sendable: its transaction links are set while the result is built, then never changed.
 open class NSPersistentHistoryChange: NSObject, @unchecked Sendable {
     /// The change's number, unique within its store and increasing with time.
     public let changeID: Int64

@@ -3,6 +3,7 @@ import Foundation
 /// A request to read or purge persistent history, run with `NSManagedObjectContext.execute(_:)`.
 ///
 /// The stores must have been added with `NSPersistentHistoryTrackingKey` set to true.
+/// Unchecked Sendable: not locked: set it up first, then execute it in one context at a time.
 public final class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// Where the request starts (fetch) or ends (delete).
     enum Boundary {

@@ -17,6 +17,7 @@ public enum NSPersistentHistoryResultType: Int, Sendable {
 }
 
 /// The result of executing an `NSPersistentHistoryChangeRequest`.
+/// Unchecked Sendable: immutable; `result` holds a `Bool`, an `Int`, object IDs, transactions or changes.
 open class NSPersistentHistoryResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The result, as the request's `resultType` says.
     public let result: Any?

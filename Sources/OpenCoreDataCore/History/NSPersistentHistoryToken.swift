@@ -5,6 +5,7 @@ import Foundation
 /// Tokens are opaque. Keep the `token` of the last transaction you processed (a token is `Codable`,
 /// so it can be saved with `JSONEncoder` or `PropertyListEncoder`) and pass it to
 /// `NSPersistentHistoryChangeRequest.fetchHistory(after:)` to get only what came after it.
+/// Unchecked Sendable: immutable: one `let` dictionary of Sendable values.
 public final class NSPersistentHistoryToken: NSObject, Codable, @unchecked Sendable {
     /// The number of the last transaction covered, by store identifier (`NSStoreUUID`).
     let transactionNumbers: [String: Int64]

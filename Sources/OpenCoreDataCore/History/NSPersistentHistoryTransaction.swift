@@ -1,6 +1,7 @@
 import Foundation
 
 /// The changes one save or one batch request committed to a store, as persistent history keeps them.
+/// Unchecked Sendable: `changes` is filled in while the result is built, then never changed.
 open class NSPersistentHistoryTransaction: NSObject, @unchecked Sendable {
     /// When the transaction was committed.
     public let timestamp: Date

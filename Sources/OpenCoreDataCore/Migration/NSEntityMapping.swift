@@ -20,6 +20,7 @@ public enum NSEntityMappingType: UInt, Sendable {
 ///
 /// A migration runs its entity mappings in order, in three passes (create instances, create
 /// relationships, validate); see `NSMigrationManager`.
+/// Unchecked Sendable: not locked: built first, then used by one migration at a time.
 open class NSEntityMapping: NSObject, @unchecked Sendable {
     /// The mapping's name, used by `destinationInstances(forEntityMappingName:sourceInstances:)`.
     open var name: String!

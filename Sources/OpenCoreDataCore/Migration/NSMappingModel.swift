@@ -5,6 +5,7 @@ import Foundation
 /// Load one that Xcode's mapping editor wrote (`NSMappingModel(contentsOf:)`, or found by source and
 /// destination model with `NSMappingModel(from:forSourceModel:destinationModel:)`), or infer one
 /// from the two models (`inferredMappingModel(forSourceModel:destinationModel:)`).
+/// Unchecked Sendable: not locked: built first, then used by one migration at a time.
 open class NSMappingModel: NSObject, @unchecked Sendable {
     /// The entity mappings, in the order a migration runs them.
     open var entityMappings: [NSEntityMapping]! = []

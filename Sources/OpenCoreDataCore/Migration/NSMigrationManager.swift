@@ -11,6 +11,7 @@ import Foundation
 /// Progress: `migrationProgress` goes from 0 to 1, and `progress` (an OpenCoreData addition, as
 /// Linux has no key-value observing) is a `Progress` that joins the caller's current progress
 /// (`Progress.current()`) when there is one, and can be cancelled.
+/// Unchecked Sendable: not locked: its state is used only by the thread running the migration.
 open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Sendable {
     /// The model of the store being migrated.
     public let sourceModel: NSManagedObjectModel

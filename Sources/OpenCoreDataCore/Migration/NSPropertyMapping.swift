@@ -5,6 +5,7 @@ import Foundation
 /// `valueExpression` is evaluated with the migration's variables (`$source`, `$manager`,
 /// `$entityMapping`, `$entityPolicy`, and `$destination` for relationships); a nil expression
 /// leaves the destination property at its default value.
+/// Unchecked Sendable: not locked: built first, then used by one migration at a time.
 open class NSPropertyMapping: NSObject, @unchecked Sendable {
     /// The name of the destination property.
     open var name: String?

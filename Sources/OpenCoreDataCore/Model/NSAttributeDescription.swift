@@ -1,6 +1,7 @@
 import Foundation
 
 /// An attribute of an entity: a typed value stored in a column.
+/// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
 open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     /// The attribute's type.
     public var attributeType: NSAttributeType = .undefinedAttributeType { didSet { assertEditable() } }
@@ -56,6 +57,7 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
 }
 
 /// An attribute whose value Core Data derives from other properties when the object is saved.
+/// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The expression that computes the value.
     public var derivationExpression: NSExpression?

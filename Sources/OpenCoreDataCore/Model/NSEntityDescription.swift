@@ -5,6 +5,7 @@ import Foundation
 /// Invariant once the model is frozen: `properties` lists the inherited properties first, in the
 /// superentity's order, then the entity's own; so a property's `slot` is the same in every entity of
 /// its hierarchy.
+/// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
 open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// The entity's name, unique within its model.
     public var name: String? { didSet { assertEditable() } }

@@ -1,6 +1,7 @@
 import Foundation
 
 /// An index over one or more properties of an entity, created in the store.
+/// Unchecked Sendable: part of a model: left unchanged once the model is frozen (`freeze()`).
 open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The index's name, unique within its entity.
     public var name: String
@@ -23,6 +24,7 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
 }
 
 /// One property of a fetch index and its order.
+/// Unchecked Sendable: part of a model: left unchanged once the model is frozen (`freeze()`).
 open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     /// How an index element is stored.
     public enum CollationType: UInt, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 
 /// A relationship between two entities: to-one, to-many or ordered to-many.
+/// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity the relationship points to (held weakly: nil once the entity is gone).
     public var destinationEntity: NSEntityDescription? {
@@ -53,6 +54,7 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
 }
 
 /// A property whose value is the result of a fetch request evaluated lazily.
+/// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
 open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
     /// The fetch request the property evaluates.
     public var fetchRequest: NSFetchRequest<NSFetchRequestResult>?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import OrderedCollections
 
 /// Undo for a context: each object is snapshotted before its first change in an event (attribute
@@ -152,7 +153,7 @@ extension NSManagedObject {
     /// recording undo this is one read of a global count, not a read of the weak context reference.
     @inline(__always)
     final func willChangeForUndo() {
-        if ContextUndoRecorder.liveCount != 0 { managedObjectContext?.willChangeForUndo(self) }
+        if ContextUndoRecorder.liveCount.load(ordering: .relaxed) != 0 { managedObjectContext?.willChangeForUndo(self) }
     }
 }
 
@@ -165,15 +166,13 @@ final class ContextUndoRecorder {
     var suspendedDepth = 0
     private var observer: NSObjectProtocol?
 
-    /// How many recorders are live. Written under `countLock`; read without it as a hint, which is
-    /// exact on the queue that sets the context's undo manager (the one its objects are used on).
-    nonisolated(unsafe) static var liveCount = 0
-    private static let countLock = NSLock()
+    /// How many recorders are live, in any context: an atomic read (relaxed) on every change, a
+    /// hint that is exact on the queue that sets the context's undo manager (the one its objects
+    /// are used on).
+    static let liveCount = Atomic<Int>(0)
 
     private static func changeLiveCount(by delta: Int) {
-        countLock.lock()
-        liveCount += delta
-        countLock.unlock()
+        liveCount.add(delta, ordering: .relaxed)
     }
 
     init(manager: UndoManager, context: NSManagedObjectContext) {

@@ -6,6 +6,7 @@ import Foundation
 /// One layout per entity, made when the model freezes and shared by all its objects and rows.
 /// The storage of a row is one allocation of `wordCount` words: a word per slot, then the words
 /// per cell (an `Any?`, `cellWords` words), then a state byte per slot (nil, word present, or kept in the overflow).
+/// Unchecked Sendable: immutable; its tables are written only in `init`.
 final class SlotLayout: @unchecked Sendable {
     /// What a slot holds.
     enum Kind: UInt8 {

@@ -6,6 +6,7 @@ import Foundation
 /// `NONE x OP y` is represented, as Apple does, as `NOT (ANY x OP y)` (an `NSCompoundPredicate`).
 /// The right side of `IN` / `BETWEEN` may be an aggregate expression (`{1, 2}`) or a constant
 /// collection (`%@` with an array or set).
+/// Unchecked Sendable: immutable `let`s; its `PatternCache` guards itself with a lock.
 open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     /// The comparison operators (Apple's raw values).
     public enum Operator: UInt, Sendable, CaseIterable {

@@ -5,6 +5,7 @@ import Foundation
 /// An `AND` of no predicates is true, an `OR` of none is false; `NOT` negates the `AND` of its
 /// subpredicates (normally exactly one). The parser builds flat lists: `a AND b AND c` is one
 /// `AND` with three subpredicates.
+/// Unchecked Sendable: immutable: every stored property is a `let`.
 open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     /// The logical operators (Apple's raw values).
     public enum LogicalType: UInt, Sendable {

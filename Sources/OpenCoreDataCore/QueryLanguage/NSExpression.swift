@@ -12,6 +12,7 @@ public enum PredicateIndexSymbol: String, Hashable, Sendable {
 }
 
 /// The body of a block expression.
+/// Unchecked Sendable: immutable; its only property is a `@Sendable` closure.
 final class ExpressionBlock: @unchecked Sendable {
     let body: @Sendable (Any?, [Any], NSMutableDictionary?) -> Any
 

@@ -5,6 +5,7 @@ import Foundation
 public protocol PredicateFormatConstructible {}
 
 /// The body of a block predicate.
+/// Unchecked Sendable: immutable; its only property is a `@Sendable` closure.
 final class PredicateBlock: @unchecked Sendable {
     let body: @Sendable (Any?, [String: Any]?) -> Bool
 

@@ -7,6 +7,7 @@ import Foundation
 /// `StringComparison`), then dates, data and so on. Supported selectors: `compare:`,
 /// `caseInsensitiveCompare:`, `localizedCompare:`, `localizedCaseInsensitiveCompare:`,
 /// `localizedStandardCompare:`.
+/// Unchecked Sendable: immutable: every stored property is a `let` (the comparator is `@Sendable`).
 open class NSSortDescriptor: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The key path compared (nil compares the objects themselves).
     public let key: String?

@@ -266,6 +266,7 @@ struct LikePattern: Sendable {
 }
 
 /// A compiled `MATCHES` regular expression, matched against the whole string.
+/// Unchecked Sendable: immutable; `NSRegularExpression` is safe to share between threads.
 final class RegexMatcher: @unchecked Sendable {
     let regex: NSRegularExpression?
 
@@ -287,6 +288,7 @@ final class RegexMatcher: @unchecked Sendable {
 }
 
 /// Remembers the last compiled pattern for patterns that are not constants.
+/// Unchecked Sendable: every mutable property is guarded by `lock`.
 final class PatternCache: @unchecked Sendable {
     private let lock = NSLock()
     private var likeKey: String?
@@ -316,6 +318,7 @@ final class PatternCache: @unchecked Sendable {
 }
 
 /// Per-scalar folding results, shared by all threads.
+/// Unchecked Sendable: `table` is guarded by `lock`.
 final class ScalarFoldCache: @unchecked Sendable {
     static let shared = ScalarFoldCache()
 

@@ -8,6 +8,7 @@ public typealias NSMergePolicyType = NSMergePolicy.MergePolicyType
 /// A context's save hands the conflicts it meets to `resolve(mergeConflicts:)` of its
 /// `mergePolicy`; when that returns, the save is tried again with the resolved objects. Subclasses
 /// may override the `resolve` methods (calling `super` for the standard behaviour).
+/// Unchecked Sendable: immutable: `mergeType` is its only stored property.
 open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// The kinds of merge policy.
     public enum MergePolicyType: UInt, Sendable {

@@ -8,6 +8,7 @@ import Foundation
 /// failure reason) when its entities break CloudKit's rules (`CloudKitModelRules`), and
 /// `initializeCloudKitSchema(options:)` makes the same check. A model that passes here loads
 /// under CloudKit on a device, so a team can keep its model CloudKit-ready from Linux CI.
+/// Unchecked Sendable: no stored state beyond `NSPersistentContainer`'s.
 open class NSPersistentCloudKitContainer: NSPersistentContainer, @unchecked Sendable {
     /// Posted when an import, export or setup event changes (never on Linux: there are none).
     public static let eventChangedNotification = Notification.Name("NSPersistentCloudKitContainerEventChangedNotification")
@@ -48,6 +49,7 @@ open class NSPersistentCloudKitContainer: NSPersistentContainer, @unchecked Send
 }
 
 /// Which CloudKit container a store is mirrored to (see `NSPersistentStoreDescription.cloudKitContainerOptions`).
+/// Unchecked Sendable: immutable: one `let` string.
 open class NSPersistentCloudKitContainerOptions: NSObject, @unchecked Sendable {
     /// The CloudKit container's identifier (`iCloud.com.example.App`).
     public let containerIdentifier: String

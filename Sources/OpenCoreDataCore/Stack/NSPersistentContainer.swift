@@ -2,6 +2,7 @@ import Foundation
 
 /// The whole Core Data stack in one object: the model, a coordinator, the store descriptions, a
 /// main-queue view context and background contexts.
+/// Unchecked Sendable: immutable but `persistentStoreDescriptions`, which is set before stores are loaded.
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// The container's name: the model's name and the default store file's name.
     public let name: String

@@ -1,6 +1,7 @@
 import Foundation
 
 /// How to open one store: its type, file, configuration and options.
+/// Unchecked Sendable: not locked: set it up first; adding the store (maybe on another queue) only reads it.
 open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     /// The store type (`NSSQLiteStoreType` by default).
     public var type: String = NSSQLiteStoreType

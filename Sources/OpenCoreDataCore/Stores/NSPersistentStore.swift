@@ -29,6 +29,7 @@ let openCoreDataFrameworkVersion = 1344
 /// A place objects are kept: a SQLite file, memory, or a binary file.
 ///
 /// Subclasses implement the internal engine methods; users get stores from a coordinator.
+/// Unchecked Sendable: set up while being added; then used only under its coordinator's lock.
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store types, Apple's newer spelling.
     public struct StoreType: RawRepresentable, Hashable, Sendable {

@@ -3,6 +3,7 @@ import Foundation
 /// Hands every message to each subscriber's stream, in the order `send` is called. Subscribers
 /// are added and messages sent on the table's context queue, so a new page's first message (the
 /// whole table) and the batches after it never overlap or leave a gap.
+/// Unchecked Sendable: `subscribers` is guarded by `lock`.
 final class MessageFanOut: @unchecked Sendable {
     private let lock = NSLock()
     private var subscribers: [UUID: AsyncStream<TableMessage>.Continuation] = [:]

@@ -6,6 +6,7 @@ import OrderedCollections
 /// The binary store loads its file whole when added and writes it whole, atomically (a temporary
 /// file renamed over the old one), on every save. Fetches evaluate predicates and sort in memory,
 /// with the same evaluator the contexts use.
+/// Unchecked Sendable: its rows are read and written only under its coordinator's lock.
 final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     enum Kind { case inMemory, binary }
 

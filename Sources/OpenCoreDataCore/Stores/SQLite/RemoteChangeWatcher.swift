@@ -8,6 +8,7 @@ import GRDB
 /// fixed interval; the value changes whenever another connection commits. Stopping it (when the
 /// store is removed or closed, or its coordinator goes away) cancels the timer and closes the
 /// connection; no thread is kept.
+/// Unchecked Sendable: mutable state is in `state` (a `LockedValue`); `coordinator` is set only in `init`.
 final class RemoteChangeWatcher: @unchecked Sendable {
     /// The default polling interval, in seconds.
     static let defaultInterval: TimeInterval = 0.05

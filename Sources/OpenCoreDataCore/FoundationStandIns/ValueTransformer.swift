@@ -23,6 +23,7 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 ///
 /// A transformable attribute stores `transformedValue(_:)` of its value and reads back with
 /// `reverseTransformedValue(_:)`, using the transformer registered under its `valueTransformerName`.
+/// Unchecked Sendable: no instance state (the registry is a `LockedValue`); subclasses must be thread-safe.
 open class ValueTransformer: NSObject, @unchecked Sendable {
     private static let registry = LockedValue<[String: ValueTransformer]>([
         NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue: NSSecureUnarchiveFromDataTransformer(),
@@ -83,6 +84,7 @@ extension ValueTransformer {
 }
 
 /// Archives values with `NSKeyedArchiver` and unarchives them securely, limited to allowed classes.
+/// Unchecked Sendable: no stored state.
 open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Sendable {
     /// The classes that may appear at the top level of unarchived data; subclasses narrow it.
     open class var allowedTopLevelClasses: [AnyClass] {
@@ -135,6 +137,7 @@ enum ArchivingBridge {
     }
 }
 
+/// Unchecked Sendable: immutable: one `let` flag.
 private final class BooleanTransformer: ValueTransformer, @unchecked Sendable {
     let negate: Bool
     init(negate: Bool) {
@@ -149,6 +152,7 @@ private final class BooleanTransformer: ValueTransformer, @unchecked Sendable {
     override func transformedValue(_ value: Any?) -> Any? { ((value as? Bool) ?? false) != negate }
 }
 
+/// Unchecked Sendable: immutable: one `let` flag.
 private final class NilTestTransformer: ValueTransformer, @unchecked Sendable {
     let expectNil: Bool
     init(expectNil: Bool) {
