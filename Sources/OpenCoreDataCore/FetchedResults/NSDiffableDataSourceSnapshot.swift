@@ -135,7 +135,7 @@ struct SnapshotContents<SectionIdentifierType: Hashable & Sendable, ItemIdentifi
 
     mutating func appendSections(_ identifiers: [SectionIdentifierType]) {
         for identifier in identifiers {
-            precondition(itemsBySection[identifier] == nil, "Section identifier \(identifier) is already in the snapshot.")
+            coreDataPrecondition(itemsBySection[identifier] == nil, "Section identifier \(identifier) is already in the snapshot.")
             sectionOrder.append(identifier)
             itemsBySection[identifier] = []
         }
@@ -143,20 +143,20 @@ struct SnapshotContents<SectionIdentifierType: Hashable & Sendable, ItemIdentifi
 
     mutating func appendItems(_ identifiers: [ItemIdentifierType], toSection sectionIdentifier: SectionIdentifierType?) {
         guard let section = sectionIdentifier ?? sectionOrder.last else {
-            preconditionFailure("appendItems needs a section: append one first.")
+            coreDataMisuse("appendItems needs a section: append one first.")
         }
-        precondition(itemsBySection[section] != nil, "Section identifier \(section) is not in the snapshot.")
+        coreDataPrecondition(itemsBySection[section] != nil, "Section identifier \(section) is not in the snapshot.")
         sectionOfItem.reserveCapacity(sectionOfItem.count + identifiers.count)
         for identifier in identifiers {
             let previous = sectionOfItem.updateValue(section, forKey: identifier)
-            precondition(previous == nil, "Item identifier \(identifier) is already in the snapshot.")
+            coreDataPrecondition(previous == nil, "Item identifier \(identifier) is already in the snapshot.")
         }
         itemsBySection[section]!.append(contentsOf: identifiers)
     }
 
     mutating func insert(_ identifiers: [ItemIdentifierType], near anchor: ItemIdentifierType, offset: Int) {
         guard let section = sectionOfItem[anchor], let index = itemsBySection[section]?.firstIndex(of: anchor) else {
-            preconditionFailure("Item identifier \(anchor) is not in the snapshot.")
+            coreDataMisuse("Item identifier \(anchor) is not in the snapshot.")
         }
         for identifier in identifiers { sectionOfItem[identifier] = section }
         itemsBySection[section]!.insert(contentsOf: identifiers, at: index + offset)

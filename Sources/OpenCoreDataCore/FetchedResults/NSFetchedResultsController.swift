@@ -84,10 +84,10 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
     public func object(at indexPath: IndexPath) -> ResultType {
         managedObjectContext.checkQueue("NSFetchedResultsController.object(at:)")
         guard let object = state.object(at: indexPath) else {
-            preconditionFailure("NSFetchedResultsController: no object at index \(indexPath.row) in section \(indexPath.section).")
+            coreDataMisuse("NSFetchedResultsController: no object at index \(indexPath.row) in section \(indexPath.section).")
         }
         guard let typed = object as? ResultType else {
-            preconditionFailure("NSFetchedResultsController: the object at \(indexPath) is a \(type(of: object)), not a \(ResultType.self).")
+            coreDataMisuse("NSFetchedResultsController: the object at \(indexPath) is a \(type(of: object)), not a \(ResultType.self).")
         }
         return typed
     }

@@ -70,7 +70,7 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopying, @unc
     /// Runs the request in the context whose `perform` block is executing on this thread.
     public func execute() throws -> [ResultType] {
         guard let context = NSManagedObjectContext.currentlyPerforming else {
-            preconditionFailure("NSFetchRequest.execute() must be called inside a managed object context's perform block.")
+            coreDataMisuse("NSFetchRequest.execute() must be called inside a managed object context's perform block.")
         }
         return try context.fetch(self)
     }

@@ -220,7 +220,7 @@ extension ContiguousArray where Element: BitwiseCopyable {
                     var filled = 0
                     for segment in segments where !segment.range.isEmpty {
                         let source = segment.fromSecond ? second : first
-                        precondition(segment.range.lowerBound >= 0 && segment.range.upperBound <= source.count, "Segment out of range")
+                        assert(segment.range.lowerBound >= 0 && segment.range.upperBound <= source.count, "Segment out of range")
                         (buffer.baseAddress! + filled).initialize(from: source.baseAddress! + segment.range.lowerBound, count: segment.range.count)
                         filled += segment.range.count
                     }

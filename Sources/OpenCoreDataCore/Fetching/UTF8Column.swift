@@ -57,7 +57,7 @@ struct UTF8Column {
     @inline(__always)
     mutating func append(_ utf8: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: utf8)
-        precondition(bytes.count < Int(Self.nullFlag), "A sort column's strings exceed 2 GB.")
+        coreDataPrecondition(bytes.count < Int(Self.nullFlag), "A sort column's strings exceed 2 GB.")
         ends.append(UInt32(bytes.count))
     }
 
@@ -135,7 +135,7 @@ struct UTF8Column {
         var (rowCount, byteCount) = (0, 0)
         for segment in segments where !segment.range.isEmpty {
             let source = segment.fromSecond ? second : first
-            precondition(segment.range.lowerBound >= 0 && segment.range.upperBound <= source.ends.count, "Segment out of range")
+            assert(segment.range.lowerBound >= 0 && segment.range.upperBound <= source.ends.count, "Segment out of range")
             let (lower, upper) = bounds(segment.range, source.ends)
             rowCount += segment.range.count
             byteCount += upper - lower

@@ -72,7 +72,7 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
 
     /// Transforms a value back.
     open func reverseTransformedValue(_ value: Any?) -> Any? {
-        precondition(Self.allowsReverseTransformation(), "\(type(of: self)) does not allow reverse transformation.")
+        coreDataPrecondition(Self.allowsReverseTransformation(), "\(type(of: self)) does not allow reverse transformation.")
         return transformedValue(value)
     }
 }

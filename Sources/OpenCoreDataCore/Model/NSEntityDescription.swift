@@ -160,7 +160,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// An unknown entity name is a programmer error and traps, as Core Data raises.
     public class func insertNewObject(forEntityName entityName: String, into context: NSManagedObjectContext) -> NSManagedObject {
         guard let entity = entity(forEntityName: entityName, in: context) else {
-            preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")
+            coreDataMisuse("+entityForName: could not locate an entity named '\(entityName)' in this model.")
         }
         return entity.instantiate(insertInto: context)
     }
@@ -176,7 +176,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     func assertEditable() {
         if isFrozen {
-            preconditionFailure("Can't modify an entity of a model that a persistent store coordinator is using.")
+            coreDataMisuse("Can't modify an entity of a model that a persistent store coordinator is using.")
         }
     }
 

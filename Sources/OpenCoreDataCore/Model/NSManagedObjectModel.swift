@@ -112,7 +112,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     public var entities: [NSEntityDescription] {
         get { storedEntities }
         set {
-            precondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
+            coreDataPrecondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
             storedEntities = newValue
             for entity in newValue { entity.managedObjectModel = self }
         }
@@ -139,7 +139,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
 
     /// Sets the entities of a configuration.
     public func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
-        precondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
+        coreDataPrecondition(!isFrozen, "Can't modify a model that a persistent store coordinator is using.")
         configurationMembers[configuration] = entities.compactMap(\.name)
     }
 

@@ -61,7 +61,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
 
     func assertEditable() {
         if let model = entity?.managedObjectModel, model.isFrozen {
-            preconditionFailure("Can't modify a property of a model that a persistent store coordinator is using.")
+            coreDataMisuse("Can't modify a property of a model that a persistent store coordinator is using.")
         }
     }
 

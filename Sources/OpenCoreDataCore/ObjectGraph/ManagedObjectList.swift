@@ -46,7 +46,7 @@ struct ManagedObjectList: Sequence {
     @inline(__always)
     mutating func append(_ object: NSManagedObject) {
         if contains(object) { return }
-        precondition(objects.count < Int(UInt32.max), "Too many changed objects in one context.")
+        coreDataPrecondition(objects.count < Int(UInt32.max), "Too many changed objects in one context.")
         object.listPositions[kind] = objects.count
         objects.append(object)
         count += 1

@@ -37,7 +37,7 @@ extension NSManagedObject {
     /// An editor for a to-many relationship, used by `@Managed` helper functions.
     public final func _managedRelationship(_ key: String) -> ManagedRelationshipEditor {
         guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
-            preconditionFailure("\(key) is not a to-many relationship of \(entity.name ?? "?"), so it has no add/remove helpers.")
+            coreDataMisuse("\(key) is not a to-many relationship of \(entity.name ?? "?"), so it has no add/remove helpers.")
         }
         return ManagedRelationshipEditor(owner: self, relationship: relationship)
     }
@@ -178,7 +178,7 @@ enum ManagedValueConversion {
         if value == nil, let nilType = T.self as? any ExpressibleByNilLiteral.Type, let none = makeNil(nilType) as? T {
             return none
         }
-        preconditionFailure("@Managed property \(entity.name ?? "?").\(key) is declared as \(T.self) but holds \(value.map { "\(type(of: $0))" } ?? "nil"); declare it with the attribute's type.")
+        coreDataMisuse("@Managed property \(entity.name ?? "?").\(key) is declared as \(T.self) but holds \(value.map { "\(type(of: $0))" } ?? "nil"); declare it with the attribute's type.")
     }
 
     /// A stored value as the Foundation class a property declares (`NSNumber?`, `NSDecimalNumber?`,

@@ -72,7 +72,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         self.storedValues = SlotValues()
         super.init()
         if let context {
-            precondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
+            coreDataPrecondition(!entity.isAbstract, "Cannot create an object of the abstract entity \(entity.name ?? "?"): insert one of its subentities.")
             applyDefaultValues()
             context.insert(self)
         }
@@ -81,7 +81,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Creates an object of the class's entity in a context, as `Team(context:)` in Core Data.
     public convenience init(context: NSManagedObjectContext) {
         guard let entity = Self.entity(in: context) else {
-            preconditionFailure("No entity in the context's model is represented by class \(Self.self); set the entity's representedClassName or use init(entity:insertInto:).")
+            coreDataMisuse("No entity in the context's model is represented by class \(Self.self); set the entity's representedClassName or use init(entity:insertInto:).")
         }
         self.init(entity: entity, insertInto: context)
     }
@@ -107,7 +107,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// The entity this class represents in the models in use.
     open class func entity() -> NSEntityDescription {
         guard let entity = EntityClassRegistry.entity(for: self) else {
-            preconditionFailure("No loaded model has an entity whose class is \(self). Load the model (NSPersistentContainer) first.")
+            coreDataMisuse("No loaded model has an entity whose class is \(self). Load the model (NSPersistentContainer) first.")
         }
         return entity
     }
@@ -225,7 +225,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         faultFlag = false
         if rowBatch == nil, storedCommittedValues == nil, !insertedFlag {
             guard let context = managedObjectContext else {
-                preconditionFailure("The fault for \(objectID) can't be fulfilled: the object is no longer in a context.")
+                coreDataMisuse("The fault for \(objectID) can't be fulfilled: the object is no longer in a context.")
             }
             if let batch = faultBatch {
                 faultBatch = nil
@@ -266,7 +266,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @inline(__always)
     final func property(forKey key: String) -> NSPropertyDescription {
         guard let property = entity.frozenPropertiesByName[key] else {
-            preconditionFailure("[<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
+            coreDataMisuse("[<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
         }
         return property
     }
@@ -343,7 +343,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 setToMany(relationship, to: OrderedSet(Self.managedObjects(in: value)))
             } else {
                 guard value == nil || value is NSManagedObject else {
-                    preconditionFailure("The to-one relationship \(key) of \(entity.name ?? "?") takes a managed object; got \(type(of: value!)).")
+                    coreDataMisuse("The to-one relationship \(key) of \(entity.name ?? "?") takes a managed object; got \(type(of: value!)).")
                 }
                 setToOne(relationship, to: value as? NSManagedObject)
             }
@@ -409,7 +409,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// A live, writable set for a to-many relationship.
     open func mutableSetValue(forKey key: String) -> NSManagedMutableSet {
         guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
-            preconditionFailure("mutableSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
+            coreDataMisuse("mutableSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
         }
         return NSManagedMutableSet(owner: self, relationship: relationship)
     }
@@ -417,7 +417,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// A live, writable ordered set for an ordered to-many relationship.
     open func mutableOrderedSetValue(forKey key: String) -> NSManagedMutableOrderedSet {
         guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {
-            preconditionFailure("mutableOrderedSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
+            coreDataMisuse("mutableOrderedSetValue(forKey:) needs a to-many relationship; \(key) is not one.")
         }
         return NSManagedMutableOrderedSet(owner: self, relationship: relationship)
     }
@@ -589,7 +589,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         case let set as NSSet: set.allObjects.map(NSManagedMutableSet.managed)
         case let array as [Any]: array.map(NSManagedMutableSet.managed)
         case let sequence as any Sequence: sequence.map(NSManagedMutableSet.managed)
-        default: preconditionFailure("A to-many relationship takes a set, ordered set or array of managed objects; got \(type(of: value!)).")
+        default: coreDataMisuse("A to-many relationship takes a set, ordered set or array of managed objects; got \(type(of: value!)).")
         }
     }
 }

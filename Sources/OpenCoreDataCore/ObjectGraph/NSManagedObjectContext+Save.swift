@@ -11,7 +11,7 @@ extension NSManagedObjectContext {
     public func save() throws {
         checkQueue("save()")
         guard !isSaving else {
-            preconditionFailure("save() was called recursively, from willSave() or a notification of the same context.")
+            coreDataMisuse("save() was called recursively, from willSave() or a notification of the same context.")
         }
         processPendingChanges()
         guard hasChanges else {

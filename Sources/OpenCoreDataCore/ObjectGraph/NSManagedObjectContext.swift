@@ -6,6 +6,8 @@ import OrderedCollections
 ///
 /// A context is not thread-safe: use it on its queue, through `perform` and `performAndWait`
 /// (a main-queue context may also be used directly on the main thread).
+/// Unchecked Sendable: confined to its queue (checked by concurrency debugging); only the
+/// queue, the lock and the thread identity are read from other threads.
 open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How a context synchronizes its work.
     public enum ConcurrencyType: UInt, Sendable {
@@ -117,7 +119,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
         get { coordinatorStorage ?? parentContext?.persistentStoreCoordinator }
         set {
-            precondition(parentContext == nil, "A context has either a parent context or a coordinator, not both.")
+            coreDataPrecondition(parentContext == nil, "A context has either a parent context or a coordinator, not both.")
             coordinatorStorage = newValue
             newValue?.managedObjectModel.freeze()
             newValue?.register(self)
@@ -128,7 +130,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var parent: NSManagedObjectContext? {
         get { parentContext }
         set {
-            precondition(coordinatorStorage == nil, "A context has either a parent context or a coordinator, not both.")
+            coreDataPrecondition(coordinatorStorage == nil, "A context has either a parent context or a coordinator, not both.")
             parentContext = newValue
             newValue?.children.append(WeakContext(context: self))
         }
@@ -358,8 +360,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     private func insertObject(_ object: NSManagedObject, adopted: Bool) {
         if object.managedObjectContext === self, object.insertedFlag { return }
-        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
-                     "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
+        coreDataPrecondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+                             "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
         willChangeForUndo(object)
         if object.deletedFlag {
             // Re-inserting a deleted object undoes the delete.
@@ -704,7 +706,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// check.
     public func detectConflicts(for object: NSManagedObject) {
         checkQueue("detectConflicts(for:)")
-        precondition(object.managedObjectContext === self, "detectConflicts(for:): \(object.objectID) is not in this context.")
+        coreDataPrecondition(object.managedObjectContext === self, "detectConflicts(for:): \(object.objectID) is not in this context.")
         guard !object.objectID.isTemporaryID else { return }
         objectsToCheckForConflicts[ObjectIdentifier(object)] = object
     }
@@ -721,16 +723,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func assign(_ object: Any, to store: NSPersistentStore) {
         checkQueue("assign(_:to:)")
         guard let object = object as? NSManagedObject else {
-            preconditionFailure("assign(_:to:) takes a managed object; got \(type(of: object)).")
+            coreDataMisuse("assign(_:to:) takes a managed object; got \(type(of: object)).")
         }
-        precondition(object.managedObjectContext === self && object.insertedFlag,
-                     "assign(_:to:): \(object.objectID) is not an object inserted in this context.")
-        precondition(object.objectID.isTemporaryID,
-                     "assign(_:to:): \(object.objectID) already has its store (obtainPermanentIDs); an object can't move to another.")
-        precondition(persistentStoreCoordinator?.persistentStores.contains { $0 === store } == true,
-                     "assign(_:to:): the store is not one of this context's coordinator's stores.")
-        precondition(store.holds(object.entity),
-                     "assign(_:to:): the store's configuration \(store.configurationName) doesn't include the entity \(object.entity.name ?? "?").")
+        coreDataPrecondition(object.managedObjectContext === self && object.insertedFlag,
+                             "assign(_:to:): \(object.objectID) is not an object inserted in this context.")
+        coreDataPrecondition(object.objectID.isTemporaryID,
+                             "assign(_:to:): \(object.objectID) already has its store (obtainPermanentIDs); an object can't move to another.")
+        coreDataPrecondition(persistentStoreCoordinator?.persistentStores.contains { $0 === store } == true,
+                             "assign(_:to:): the store is not one of this context's coordinator's stores.")
+        coreDataPrecondition(store.holds(object.entity),
+                             "assign(_:to:): the store's configuration \(store.configurationName) doesn't include the entity \(object.entity.name ?? "?").")
         object.objectID.assignedStoreNumber = PersistentStoreRegistry.number(for: store.identifier)
     }
 

@@ -51,7 +51,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     /// object holds, which is then the only one that could tell (see
     /// `NSManagedObject.takePermanentKey`): IDs are otherwise immutable.
     func becomePermanent(_ key: ObjectKey, storeIdentifier: String) {
-        precondition(isTemporaryID && !key.isTemporary && key.root == self.key.root, "Only a temporary ID becomes permanent, as an ID of the same entity.")
+        assert(isTemporaryID && !key.isTemporary && key.root == self.key.root, "Only a temporary ID becomes permanent, as an ID of the same entity.")
         self.key = key
         self.storeIdentifier = storeIdentifier
     }

@@ -245,7 +245,7 @@ final class ObjectRegistry {
     /// The object registered under a permanent key, registering the one `make` returns if there
     /// is none. `make` must not register objects itself.
     func object(forPermanentKey key: ObjectKey, registeringIfAbsent make: () -> NSManagedObject) -> (object: NSManagedObject, registered: Bool) {
-        precondition(key.primaryKey > 0, "Not a permanent key")
+        assert(key.primaryKey > 0, "Not a permanent key")
         let place = runPlace(of: key)
         if case .slot(let run, let index) = place {
             if let object = runs[run].slots[index] { return (object, false) }

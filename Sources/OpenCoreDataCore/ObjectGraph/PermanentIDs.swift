@@ -87,7 +87,7 @@ struct PermanentIDs: ExpressibleByDictionaryLiteral {
     /// Records that the object whose key was `temporary` now has the permanent key `permanent`
     /// in the store named `storeIdentifier`.
     mutating func assign(_ permanent: ObjectKey, storeIdentifier: String, to temporary: ObjectKey) {
-        precondition(!permanent.isTemporary && permanent.root == temporary.root, "A permanent key names its store, and the root entity of the temporary key.")
+        assert(!permanent.isTemporary && permanent.root == temporary.root, "A permanent key names its store, and the root entity of the temporary key.")
         recordStore(permanent.store, identifier: storeIdentifier)
         self[temporary] = permanent
     }

@@ -60,7 +60,7 @@ public final class NSManagedMutableSet: ManagedRelationshipView, Sequence {
 
     static func managed(_ object: Any) -> NSManagedObject {
         guard let managed = object as? NSManagedObject else {
-            preconditionFailure("A to-many relationship holds managed objects; got \(type(of: object)).")
+            coreDataMisuse("A to-many relationship holds managed objects; got \(type(of: object)).")
         }
         return managed
     }

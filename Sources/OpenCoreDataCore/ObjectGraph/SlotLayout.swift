@@ -114,7 +114,7 @@ extension SlotLayout {
     /// returns for the slot (only ever called in that case).
     @inline(__always)
     func value(at slot: Int, inRow row: UnsafeRawPointer, overflow: (Int) -> Any?) -> Any? {
-        precondition(slot >= 0 && slot < count, "Slot index out of range")
+        assert(slot >= 0 && slot < count, "Slot index out of range")
         let kind = kindTable[slot]
         if kind == .cell { return row.load(fromByteOffset: cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot], as: Any?.self) }
         switch row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) {
@@ -128,7 +128,7 @@ extension SlotLayout {
     /// kind, nil, or a value kept in an overflow table.
     @inline(__always)
     func word(at slot: Int, inRow row: UnsafeRawPointer, kind: Kind) -> UInt64? {
-        precondition(slot >= 0 && slot < count, "Slot index out of range")
+        assert(slot >= 0 && slot < count, "Slot index out of range")
         guard kindTable[slot] == kind, row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
         return row.load(fromByteOffset: slot * 8, as: UInt64.self)
     }

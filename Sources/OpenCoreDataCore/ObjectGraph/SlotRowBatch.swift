@@ -39,7 +39,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     @inline(__always)
     func appendRow(_ body: (SlotRowWriter) throws -> Void) rethrows -> Int {
         try withUnsafeMutablePointers { header, words in
-            precondition(header.pointee.count < header.pointee.capacity, "The row batch is full")
+            assert(header.pointee.count < header.pointee.capacity, "The row batch is full")
             let layout = header.pointee.layout
             let index = header.pointee.count
             let row = UnsafeMutableRawPointer(words + index * layout.wordCount)
@@ -54,7 +54,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     @inline(__always)
     func value(row index: Int, slot: Int) -> Any? {
         withUnsafeMutablePointers { header, words in
-            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            assert(index >= 0 && index < header.pointee.count, "Row out of range")
             // The batch keeps its layout alive: read it without a retain. Batch rows hold no
             // overflow values (see the invariants above).
             return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
@@ -68,7 +68,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     @inline(__always)
     func word(row index: Int, slot: Int, kind: SlotLayout.Kind) -> UInt64? {
         withUnsafeMutablePointers { header, words in
-            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            assert(index >= 0 && index < header.pointee.count, "Row out of range")
             return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
                 layout.word(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount), kind: kind)
             }
@@ -79,7 +79,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     func values(ofRow index: Int) -> SlotValues {
         withUnsafeMutablePointers { header, words in
             let layout = header.pointee.layout
-            precondition(index >= 0 && index < header.pointee.count, "Row out of range")
+            assert(index >= 0 && index < header.pointee.count, "Row out of range")
             return SlotValues(storage: SlotStorage.make(layout: layout, copyingRowAt: UnsafeRawPointer(words + index * layout.wordCount)))
         }
     }

@@ -174,7 +174,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func kind(at slot: Int) -> SlotLayout.Kind {
         withUnsafeMutablePointerToHeader { header in
-            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            assert(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
             return header.pointee.kinds[slot]
         }
     }
@@ -182,7 +182,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func word(at slot: Int) -> UInt64? {
         withUnsafeMutablePointers { header, words in
-            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            assert(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
             guard header.pointee.kinds[slot] != .cell, Self.state(words, header, slot).pointee == Self.stateWord else { return nil }
             return words[slot]
         }
@@ -214,7 +214,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
     @inline(__always)
     func setValue(_ value: Any?, at slot: Int) {
         withUnsafeMutablePointers { header, words in
-            precondition(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
+            assert(slot >= 0 && slot < header.pointee.count, "Slot index out of range")
             let kind = header.pointee.kinds[slot]
             if kind == .cell {
                 Self.cell(words, header, slot).pointee = value
@@ -286,7 +286,7 @@ struct SlotRowWriter {
     /// Stores a word in a word slot (a value of the slot's canonical type, encoded as `SlotStorage.encode` does).
     @inline(__always)
     func set(_ word: UInt64, at slot: Int) {
-        precondition(slot >= 0 && slot < layout.count && layout.kindTable[slot] != .cell, "Not a word slot")
+        assert(slot >= 0 && slot < layout.count && layout.kindTable[slot] != .cell, "Not a word slot")
         let state = (row + layout.statesOffset * 8 + slot).assumingMemoryBound(to: UInt8.self)
         if state.pointee == SlotStorage.stateOverflow { overflow?.pointee?[slot] = nil }
         row.assumingMemoryBound(to: UInt64.self)[slot] = word
@@ -296,7 +296,7 @@ struct SlotRowWriter {
     /// Stores any value in a cell slot.
     @inline(__always)
     func setCell(_ value: Any?, at slot: Int) {
-        precondition(slot >= 0 && slot < layout.count && layout.kindTable[slot] == .cell, "Not a cell slot")
+        assert(slot >= 0 && slot < layout.count && layout.kindTable[slot] == .cell, "Not a cell slot")
         (row + layout.cellsOffset * 8 + MemoryLayout<Any?>.stride * layout.cellTable[slot]).assumingMemoryBound(to: Any?.self).pointee = value
     }
 }

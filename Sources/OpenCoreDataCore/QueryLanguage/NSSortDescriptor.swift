@@ -31,8 +31,8 @@ open class NSSortDescriptor: @unchecked Sendable, Hashable, CustomStringConverti
     public init(key: String?, ascending: Bool, selector: Selector?) {
         let chosen = selector ?? Selector("compare:")
         guard let order = StringComparison.comparator(forSelectorName: chosen.name) else {
-            preconditionFailure("NSSortDescriptor: unsupported selector '\(chosen.name)'; supported selectors are "
-                                + StringComparison.supportedSelectorNames.joined(separator: ", "))
+            coreDataMisuse("NSSortDescriptor: unsupported selector '\(chosen.name)'; supported selectors are "
+                           + StringComparison.supportedSelectorNames.joined(separator: ", "))
         }
         self.key = key
         self.ascending = ascending

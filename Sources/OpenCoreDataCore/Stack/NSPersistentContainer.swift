@@ -20,7 +20,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// A missing model is a programmer error and traps with the places searched.
     public convenience init(name: String) {
         guard let model = ModelLocator.model(named: name) else {
-            preconditionFailure("NSPersistentContainer: no model named \(name).xcdatamodeld was found in \(ModelLocator.searchedPlaces().map(\.path)). Add it to your target's resources or use init(name:managedObjectModel:).")
+            coreDataMisuse("NSPersistentContainer: no model named \(name).xcdatamodeld was found in \(ModelLocator.searchedPlaces().map(\.path)). Add it to your target's resources or use init(name:managedObjectModel:).")
         }
         self.init(name: name, managedObjectModel: model)
     }

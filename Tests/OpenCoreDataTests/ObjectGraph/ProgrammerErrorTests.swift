@@ -2,32 +2,126 @@ import Foundation
 import OpenCoreData
 import Testing
 
-/// Programmer errors that Core Data answers with an exception trap here, with a message.
+/// Programmer errors that Core Data answers with an exception trap here, with a message that says
+/// what to fix, in debug and in optimized builds alike. Each runs in a child process.
 @Suite struct ProgrammerErrorTests {
+    /// A confinement context over an in-memory store of the company model.
+    static func context() throws -> NSManagedObjectContext {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestSupport.makeCompanyModel())
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    /// What a child process that trapped wrote to standard error.
+    static func message(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
     @Test func unknownKeyTraps() async {
-        await #expect(processExitsWith: .failure) {
-            let entity = NSEntityDescription(name: "Thing", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
-            let model = NSManagedObjectModel()
-            model.entities = [entity]
-            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            _ = try? coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-            let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-            context.persistentStoreCoordinator = coordinator
-            let thing = NSEntityDescription.insertNewObject(forEntityName: "Thing", into: context)
-            _ = thing.value(forKey: "nonexistent")
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            _ = company.value(forKey: "nonexistent")
         }
+        #expect(Self.message(result).contains("valueForUndefinedKey:]: the entity Company is not key value coding-compliant for the key \"nonexistent\""))
     }
 
     @Test func insertingAnAbstractEntityTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let entity = NSEntityDescription(name: "Shape", properties: [])
             entity.isAbstract = true
             let model = NSManagedObjectModel()
             model.entities = [entity]
-            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-            context.persistentStoreCoordinator = coordinator
+            context.persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             _ = NSManagedObject(entity: entity, insertInto: context)
         }
+        #expect(Self.message(result).contains("Cannot create an object of the abstract entity Shape"))
+    }
+
+    @Test func anUnknownEntityNameTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = NSEntityDescription.insertNewObject(forEntityName: "Nope", into: try ProgrammerErrorTests.context())
+        }
+        #expect(Self.message(result).contains("+entityForName: could not locate an entity named 'Nope' in this model."))
+    }
+
+    @Test func aContextWithBothAParentAndACoordinatorTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = try ProgrammerErrorTests.context()
+            let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            child.parent = context
+            child.persistentStoreCoordinator = context.persistentStoreCoordinator
+        }
+        #expect(Self.message(result).contains("A context has either a parent context or a coordinator, not both."))
+    }
+
+    @Test func anObjectOfAnotherContextTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let first = try ProgrammerErrorTests.context(), second = try ProgrammerErrorTests.context()
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: first)
+            second.insert(company)
+            withExtendedLifetime(first) {}
+        }
+        #expect(Self.message(result).contains("An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext."))
+    }
+
+    @Test func aToOneSetToSomethingElseTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: try ProgrammerErrorTests.context())
+            department.setValue("Acme", forKey: "company")
+        }
+        #expect(Self.message(result).contains("The to-one relationship company of Department takes a managed object; got String."))
+    }
+
+    @Test func aMutableSetOfAnAttributeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            _ = company.mutableSetValue(forKey: "name")
+        }
+        #expect(Self.message(result).contains("mutableSetValue(forKey:) needs a to-many relationship; name is not one."))
+    }
+
+    @Test func changingAModelInUseTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = try ProgrammerErrorTests.context()
+            context.persistentStoreCoordinator!.managedObjectModel.entities = []
+        }
+        #expect(Self.message(result).contains("Can't modify a model that a persistent store coordinator is using."))
+    }
+
+    @Test func anUnsupportedSortSelectorTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = NSSortDescriptor(key: "name", ascending: true, selector: Selector("compareBackwards:"))
+        }
+        #expect(Self.message(result).contains("NSSortDescriptor: unsupported selector 'compareBackwards:'"))
+    }
+
+    @Test func aControllerIndexPathOutOfRangeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: try ProgrammerErrorTests.context(),
+                                                        sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            _ = controller.object(at: IndexPath(row: 3, section: 0))
+        }
+        #expect(Self.message(result).contains("NSFetchedResultsController: no object at index 3 in section 0."))
+    }
+
+    @Test func aFetchRequestExecutedOutsideAPerformBlockTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try NSFetchRequest<NSManagedObject>(entityName: "Company").execute()
+        }
+        #expect(Self.message(result).contains("NSFetchRequest.execute() must be called inside a managed object context's perform block."))
+    }
+
+    @Test func assigningSomethingElseToAStoreTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = try ProgrammerErrorTests.context()
+            context.assign("Acme", to: context.persistentStoreCoordinator!.persistentStores[0])
+        }
+        #expect(Self.message(result).contains("assign(_:to:) takes a managed object; got String."))
     }
 }

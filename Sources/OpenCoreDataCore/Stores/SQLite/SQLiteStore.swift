@@ -7,6 +7,8 @@ import GRDBSQLite
 /// Fetches run in SQLite (filtering, sorting, limits); rows are decoded with the raw statement
 /// handle. A save is one immediate transaction: primary keys, inserts, updates, deletes and join
 /// rows commit together or not at all.
+/// Unchecked Sendable: its caches (select and write plans) are used only under its coordinator's
+/// lock; the database itself is serialized by its GRDB queue.
 final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override var type: String { NSSQLiteStoreType }
 
