@@ -124,4 +124,50 @@ import Testing
         }
         #expect(Self.message(result).contains("assign(_:to:) takes a managed object; got String."))
     }
+
+    @Test func aSnapshotItemWithoutASectionTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var snapshot = NSDiffableDataSourceSnapshot<String, Int>()
+            snapshot.appendItems([1])
+        }
+        #expect(Self.message(result).contains("appendItems needs a section: append one first."))
+    }
+
+    @Test func reversingAOneWayTransformerTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = OneWayTransformer().reverseTransformedValue("x")
+        }
+        #expect(Self.message(result).contains("OneWayTransformer does not allow reverse transformation."))
+    }
+
+    @Test func detectingConflictsOfAnotherContextsObjectTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let first = try ProgrammerErrorTests.context(), second = try ProgrammerErrorTests.context()
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: first)
+            second.detectConflicts(for: company)
+            withExtendedLifetime(first) {}
+        }
+        #expect(Self.message(result).contains("detectConflicts(for:): <x-coredata:///Company/"))
+        #expect(Self.message(result).contains("is not in this context."))
+    }
+
+    @Test func aMutableOrderedSetOfAnAttributeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            _ = company.mutableOrderedSetValue(forKey: "name")
+        }
+        #expect(Self.message(result).contains("mutableOrderedSetValue(forKey:) needs a to-many relationship; name is not one."))
+    }
+
+    @Test func aContainerWithoutItsModelTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = NSPersistentContainer(name: "NoSuchModel")
+        }
+        #expect(Self.message(result).contains("NSPersistentContainer: no model named NoSuchModel.xcdatamodeld was found in"))
+    }
+}
+
+/// A transformer that can't go back.
+final class OneWayTransformer: ValueTransformer, @unchecked Sendable {
+    override class func allowsReverseTransformation() -> Bool { false }
 }
