@@ -77,8 +77,7 @@ func prepareSubentityStores(_ directory: URL, rows: Int) throws {
     try FileManager.default.copyItem(at: apple, to: copy)
     let queue = try DatabaseQueue(path: copy.path)
     try queue.write { db in
-        let column = try db.columns(in: "ZITEM").map(\.name).first { $0.hasSuffix("_OWNER") }!
-        try db.execute(sql: "ALTER TABLE ZITEM DROP COLUMN \(column)")
+        try db.execute(sql: "ALTER TABLE ZITEM DROP COLUMN \(try ownerEntityColumn(db))")
     }
     try queue.close()
 }
@@ -86,23 +85,24 @@ func prepareSubentityStores(_ directory: URL, rows: Int) throws {
 /// The raw loop: every item's value, owner key and owner entity number. The checksum is the sum
 /// of the values plus the number of items with an owner, as the OpenCoreData loops compute it.
 func subentityRaw(_ directory: URL) throws -> Int64 {
-    var db: OpaquePointer?
     let url = directory.appendingPathComponent(SubentityStore.appleLayout.rawValue)
-    guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw NSError(domain: "bench", code: 1) }
-    defer { sqlite3_close(db) }
-    var statement: OpaquePointer?
-    let entityColumn = try DatabaseQueue(path: url.path).read { db in try db.columns(in: "ZITEM").map(\.name).first { $0.hasSuffix("_OWNER") }! }
-    sqlite3_prepare_v2(db, "SELECT Z_PK, ZVALUE, ZOWNER, \(entityColumn) FROM ZITEM", -1, &statement, nil)
-    defer { sqlite3_finalize(statement) }
-    var sum: Int64 = 0
-    var entities: Int64 = 0
-    while sqlite3_step(statement) == SQLITE_ROW {
-        sum &+= sqlite3_column_int64(statement, 1)
-        if sqlite3_column_type(statement, 2) != SQLITE_NULL { sum &+= 1 }
-        entities &+= sqlite3_column_int64(statement, 3)
+    let entityColumn = try DatabaseQueue(path: url.path).read(ownerEntityColumn)
+    return try withRawFetchStatement(url, sql: "SELECT Z_PK, ZVALUE, ZOWNER, \(entityColumn) FROM ZITEM") { statement in
+        var sum: Int64 = 0
+        var entities: Int64 = 0
+        while sqlite3_step(statement) == SQLITE_ROW {
+            sum &+= sqlite3_column_int64(statement, 1)
+            if sqlite3_column_type(statement, 2) != SQLITE_NULL { sum &+= 1 }
+            entities &+= sqlite3_column_int64(statement, 3)
+        }
+        precondition(entities > 0)
+        return sum
     }
-    precondition(entities > 0)
-    return sum
+}
+
+/// The item table's column of the owner's entity number (`Z<n>_OWNER`, n the Owner's number).
+func ownerEntityColumn(_ db: Database) throws -> String {
+    try db.columns(in: "ZITEM").map(\.name).first { $0.hasSuffix("_OWNER") }!
 }
 
 /// Fetches every item and reads its value and its owner (a fault whose ID names the owner's

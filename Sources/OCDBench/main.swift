@@ -44,14 +44,16 @@ func prepareFetchStore(_ url: URL, rows: Int) throws {
 
 // MARK: Workloads (each returns a checksum so nothing is optimized away)
 
-/// Hands `body` the raw sqlite3 statement reading every row of the fetch store (primary key,
-/// then the ten values), for the raw and floor loops.
-func withRawFetchStatement<Result>(_ url: URL, _ body: (OpaquePointer?) throws -> Result) throws -> Result {
+/// Hands `body` the raw sqlite3 statement of `sql` over a store opened read-only; by default the
+/// one reading every row of the fetch store (primary key, then the ten values), for the raw and
+/// floor loops.
+func withRawFetchStatement<Result>(_ url: URL, sql: String = "SELECT Z_PK, \(columns.map { "Z" + $0.uppercased() }.joined(separator: ", ")) FROM ZROW",
+                                   _ body: (OpaquePointer?) throws -> Result) throws -> Result {
     var db: OpaquePointer?
     guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw NSError(domain: "bench", code: 1) }
     defer { sqlite3_close(db) }
     var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "SELECT Z_PK, \(columns.map { "Z" + $0.uppercased() }.joined(separator: ", ")) FROM ZROW", -1, &statement, nil)
+    sqlite3_prepare_v2(db, sql, -1, &statement, nil)
     defer { sqlite3_finalize(statement) }
     return try body(statement)
 }

@@ -166,21 +166,21 @@ enum TestSupport {
         return (context(coordinator), url)
     }
 
-    /// A context on a coordinator, for the thread that calls this: a confinement context, since a
-    /// synchronous test runs on one thread of Swift Testing's pool, never on the main thread (the
-    /// suite runs with concurrency debugging on, which traps on any other use). Tests that hop
-    /// threads make their own context and use it through `perform`.
-    static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
-        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+    /// A context on a coordinator. The default, a confinement context, is for the thread that
+    /// calls this: a synchronous test runs on one thread of Swift Testing's pool, never on the
+    /// main thread (the suite runs with concurrency debugging on, which traps on any other use).
+    /// `@MainActor` tests that await take a main-queue context: the main actor's jobs may run on
+    /// different threads, but always on the main queue. Tests that hop threads otherwise make a
+    /// private-queue context and use it through `perform`.
+    static func context(_ coordinator: NSPersistentStoreCoordinator,
+                        concurrencyType: NSManagedObjectContext.ConcurrencyType = .confinementConcurrencyType) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: concurrencyType)
         context.persistentStoreCoordinator = coordinator
         return context
     }
 
-    /// A main-queue context on a coordinator, for `@MainActor` tests that await: the main actor's
-    /// jobs may run on different threads, but always on the main queue.
-    static func mainQueueContext(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
-        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
-        return context
+    /// A context (see `context(_:concurrencyType:)`) over a new in-memory store of the company model.
+    static func companyContext(_ concurrencyType: NSManagedObjectContext.ConcurrencyType = .confinementConcurrencyType) throws -> NSManagedObjectContext {
+        context(try coordinator(makeCompanyModel(), type: NSInMemoryStoreType).0, concurrencyType: concurrencyType)
     }
 }

@@ -16,13 +16,8 @@ import Foundation
 /// branch on each checked path, on a flag that is never written.
 enum ConcurrencyDebugging {
     /// The level requested by the launch argument or the environment variable (0: off).
-    static let requestedLevel: Int = {
-        let arguments = CommandLine.arguments
-        if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
-            return Int(arguments[index + 1]) ?? 0
-        }
-        return ProcessInfo.processInfo.environment["OPENCOREDATA_CONCURRENCY_DEBUG"].flatMap { Int($0) } ?? 0
-    }()
+    static let requestedLevel = CoreDataLog.launchLevel(argument: "-com.apple.CoreData.ConcurrencyDebug",
+                                                        environment: "OPENCOREDATA_CONCURRENCY_DEBUG", unreadable: 0)
 
     /// Reads the setting; called by every context's initializer, before the context or any of
     /// its objects exists, so the flag below is set before anything reads it for them.

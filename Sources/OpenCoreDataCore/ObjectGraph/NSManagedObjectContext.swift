@@ -180,7 +180,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // Re-entrant: on the queue, or inside a block of this context further out on this
             // thread (a child's `performAndWait` inside this context's block, say, then asking
             // this context for rows), where a `sync` onto the queue would deadlock.
-            if isRunningOnPrivateQueue || Self.performingChain?.contains(self) == true { return try withCurrent(block) }
+            if isOnOwnQueue { return try withCurrent(block) }
             return try queue!.sync { try withCurrent(block) }
         case .mainQueueConcurrencyType, .confinementConcurrencyType:
             mainLock.lock()

@@ -26,11 +26,18 @@ public enum CoreDataLog {
     private static let sqlDebugState = LockedValue<Int>(initialSQLDebugLevel())
 
     private static func initialSQLDebugLevel() -> Int {
+        launchLevel(argument: "-com.apple.CoreData.SQLDebug", environment: "OPENCOREDATA_SQL_DEBUG", unreadable: 1)
+    }
+
+    /// A debugging level set at launch: Apple's launch argument (`-com.apple.CoreData.X 1`, as in
+    /// an Xcode scheme), else the environment variable, else 0; a value that isn't a number counts
+    /// as `unreadable`.
+    static func launchLevel(argument: String, environment: String, unreadable: Int) -> Int {
         let arguments = CommandLine.arguments
-        if let flag = arguments.firstIndex(of: "-com.apple.CoreData.SQLDebug"), flag + 1 < arguments.count {
-            return Int(arguments[flag + 1]) ?? 1
+        if let flag = arguments.firstIndex(of: argument), flag + 1 < arguments.count {
+            return Int(arguments[flag + 1]) ?? unreadable
         }
-        if let value = ProcessInfo.processInfo.environment["OPENCOREDATA_SQL_DEBUG"] { return Int(value) ?? 1 }
+        if let value = ProcessInfo.processInfo.environment[environment] { return Int(value) ?? unreadable }
         return 0
     }
 }

@@ -8,26 +8,13 @@ import Testing
 /// their queues; these tests check that misuse traps with a message saying which queue was
 /// expected, and that the ways Core Data allows are not flagged.
 @Suite struct ConcurrencyDebuggingTests {
-    /// A coordinator over an in-memory store of the company model.
-    static func coordinator() throws -> NSPersistentStoreCoordinator {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestSupport.makeCompanyModel())
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-        return coordinator
-    }
-
-    static func context(_ type: NSManagedObjectContext.ConcurrencyType) throws -> NSManagedObjectContext {
-        let context = NSManagedObjectContext(concurrencyType: type)
-        context.persistentStoreCoordinator = try coordinator()
-        return context
-    }
-
     @Test func theSuiteRunsWithConcurrencyDebuggingOn() {
         #expect(ProcessInfo.processInfo.environment["OPENCOREDATA_CONCURRENCY_DEBUG"] == "1")
     }
 
     @Test func aPrivateContextFetchingOutsideItsBlocksTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ConcurrencyDebuggingTests.context(.privateQueueConcurrencyType)
+            let context = try TestSupport.companyContext(.privateQueueConcurrencyType)
             _ = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company"))
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -37,7 +24,7 @@ import Testing
 
     @Test func anObjectReadOffItsContextsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ConcurrencyDebuggingTests.context(.privateQueueConcurrencyType)
+            let context = try TestSupport.companyContext(.privateQueueConcurrencyType)
             context.name = "background"
             let company = context.performAndWait {
                 let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
@@ -53,7 +40,7 @@ import Testing
 
     @Test func aMainQueueContextUsedOffTheMainQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ConcurrencyDebuggingTests.context(.mainQueueConcurrencyType)
+            let context = try TestSupport.companyContext(.mainQueueConcurrencyType)
             // A global queue's thread is neither the main thread nor the main queue.
             DispatchQueue.global().sync {
                 context.insert(NSManagedObject(entity: context.persistentStoreCoordinator!.managedObjectModel.entitiesByName["Company"]!, insertInto: nil))
@@ -66,7 +53,7 @@ import Testing
 
     @Test func aControllerReadOffItsContextsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ConcurrencyDebuggingTests.context(.privateQueueConcurrencyType)
+            let context = try TestSupport.companyContext(.privateQueueConcurrencyType)
             let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
             request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
             let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
@@ -79,7 +66,7 @@ import Testing
 
     @Test func aConfinementContextUsedFromAnotherThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ConcurrencyDebuggingTests.context(.confinementConcurrencyType)
+            let context = try TestSupport.companyContext(.confinementConcurrencyType)
             let thread = Thread { _ = context.hasChanges }
             thread.start()
             _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 10)
@@ -93,9 +80,8 @@ import Testing
     /// parent's block, `perform` on another queue, a confinement context on its own thread, and
     /// a main-queue context on the main actor.
     @Test func theWaysCoreDataAllowsAreNotFlagged() async throws {
-        let coordinator = try Self.coordinator()
-        let parent = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        parent.persistentStoreCoordinator = coordinator
+        let coordinator = try TestSupport.coordinator(TestSupport.makeCompanyModel(), type: NSInMemoryStoreType).0
+        let parent = TestSupport.context(coordinator, concurrencyType: .privateQueueConcurrencyType)
         let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         child.parent = parent
         let company = try parent.performAndWait {
@@ -115,8 +101,7 @@ import Testing
         let name = await parent.perform { parent.object(with: id).value(forKey: "name") as? String }
         #expect(name == "Acme")
 
-        let confined = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        confined.persistentStoreCoordinator = coordinator
+        let confined = TestSupport.context(coordinator)
         #expect(try confined.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 1)
 
         let count = try await Self.countOnTheMainActor(coordinator)
@@ -125,8 +110,7 @@ import Testing
 
     @MainActor
     private static func countOnTheMainActor(_ coordinator: NSPersistentStoreCoordinator) throws -> Int {
-        let view = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
-        view.persistentStoreCoordinator = coordinator
+        let view = TestSupport.context(coordinator, concurrencyType: .mainQueueConcurrencyType)
         return try view.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company"))
     }
 

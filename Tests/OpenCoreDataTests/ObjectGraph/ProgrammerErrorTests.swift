@@ -5,15 +5,6 @@ import Testing
 /// Programmer errors that Core Data answers with an exception trap here, with a message that says
 /// what to fix, in debug and in optimized builds alike. Each runs in a child process.
 @Suite struct ProgrammerErrorTests {
-    /// A confinement context over an in-memory store of the company model.
-    static func context() throws -> NSManagedObjectContext {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestSupport.makeCompanyModel())
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
-        return context
-    }
-
     /// What a child process that trapped wrote to standard error.
     static func message(_ result: ExitTest.Result?) -> String {
         String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -21,7 +12,7 @@ import Testing
 
     @Test func unknownKeyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try TestSupport.companyContext())
             _ = company.value(forKey: "nonexistent")
         }
         #expect(Self.message(result).contains("valueForUndefinedKey:]: the entity Company is not key value coding-compliant for the key \"nonexistent\""))
@@ -42,14 +33,14 @@ import Testing
 
     @Test func anUnknownEntityNameTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = NSEntityDescription.insertNewObject(forEntityName: "Nope", into: try ProgrammerErrorTests.context())
+            _ = NSEntityDescription.insertNewObject(forEntityName: "Nope", into: try TestSupport.companyContext())
         }
         #expect(Self.message(result).contains("+entityForName: could not locate an entity named 'Nope' in this model."))
     }
 
     @Test func aContextWithBothAParentAndACoordinatorTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ProgrammerErrorTests.context()
+            let context = try TestSupport.companyContext()
             let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
             child.parent = context
             child.persistentStoreCoordinator = context.persistentStoreCoordinator
@@ -59,7 +50,7 @@ import Testing
 
     @Test func anObjectOfAnotherContextTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let first = try ProgrammerErrorTests.context(), second = try ProgrammerErrorTests.context()
+            let first = try TestSupport.companyContext(), second = try TestSupport.companyContext()
             let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: first)
             second.insert(company)
             withExtendedLifetime(first) {}
@@ -69,7 +60,7 @@ import Testing
 
     @Test func aToOneSetToSomethingElseTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: try ProgrammerErrorTests.context())
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: try TestSupport.companyContext())
             department.setValue("Acme", forKey: "company")
         }
         #expect(Self.message(result).contains("The to-one relationship company of Department takes a managed object; got String."))
@@ -77,7 +68,7 @@ import Testing
 
     @Test func aMutableSetOfAnAttributeTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try TestSupport.companyContext())
             _ = company.mutableSetValue(forKey: "name")
         }
         #expect(Self.message(result).contains("mutableSetValue(forKey:) needs a to-many relationship; name is not one."))
@@ -85,7 +76,7 @@ import Testing
 
     @Test func changingAModelInUseTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ProgrammerErrorTests.context()
+            let context = try TestSupport.companyContext()
             context.persistentStoreCoordinator!.managedObjectModel.entities = []
         }
         #expect(Self.message(result).contains("Can't modify a model that a persistent store coordinator is using."))
@@ -102,7 +93,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
             request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
-            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: try ProgrammerErrorTests.context(),
+            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: try TestSupport.companyContext(),
                                                         sectionNameKeyPath: nil, cacheName: nil)
             try controller.performFetch()
             _ = controller.object(at: IndexPath(row: 3, section: 0))
@@ -119,7 +110,7 @@ import Testing
 
     @Test func assigningSomethingElseToAStoreTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let context = try ProgrammerErrorTests.context()
+            let context = try TestSupport.companyContext()
             context.assign("Acme", to: context.persistentStoreCoordinator!.persistentStores[0])
         }
         #expect(Self.message(result).contains("assign(_:to:) takes a managed object; got String."))
@@ -142,7 +133,7 @@ import Testing
 
     @Test func detectingConflictsOfAnotherContextsObjectTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let first = try ProgrammerErrorTests.context(), second = try ProgrammerErrorTests.context()
+            let first = try TestSupport.companyContext(), second = try TestSupport.companyContext()
             let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: first)
             second.detectConflicts(for: company)
             withExtendedLifetime(first) {}
@@ -153,7 +144,7 @@ import Testing
 
     @Test func aMutableOrderedSetOfAnAttributeTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try ProgrammerErrorTests.context())
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: try TestSupport.companyContext())
             _ = company.mutableOrderedSetValue(forKey: "name")
         }
         #expect(Self.message(result).contains("mutableOrderedSetValue(forKey:) needs a to-many relationship; name is not one."))

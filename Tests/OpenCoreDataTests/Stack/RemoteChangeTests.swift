@@ -63,7 +63,7 @@ import Testing
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: RemoteChangeTests.options)
             inbox = Inbox(coordinator)
-            context = TestSupport.mainQueueContext(coordinator)
+            context = TestSupport.context(coordinator, concurrencyType: .mainQueueConcurrencyType)
             context.transactionAuthor = "watcher"
             let request = NSFetchRequest<NSManagedObject>(entityName: "Team")
             request.sortDescriptors = [NSSortDescriptor(key: "teamName", ascending: true)]
@@ -116,7 +116,7 @@ import Testing
 
         let writer = NSPersistentStoreCoordinator(managedObjectModel: model)
         try writer.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [NSPersistentHistoryTrackingKey: true as NSNumber])
-        let context = TestSupport.mainQueueContext(writer)
+        let context = TestSupport.context(writer, concurrencyType: .mainQueueConcurrencyType)
         context.transactionAuthor = "writer"
         var token: NSPersistentHistoryToken?
 
@@ -197,7 +197,7 @@ import Testing
         try watcher.coordinator.remove(watcher.coordinator.persistentStores[0])
         let writer = NSPersistentStoreCoordinator(managedObjectModel: model)
         try writer.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-        let context = TestSupport.mainQueueContext(writer)
+        let context = TestSupport.context(writer, concurrencyType: .mainQueueConcurrencyType)
         NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context).setValue("Ghost", forKey: "teamName")
         try context.save()
         try await Task.sleep(for: .milliseconds(200))
