@@ -125,3 +125,27 @@ func subentityOpenCoreData(_ directory: URL, store: SubentityStore) throws -> In
         return sum
     }
 }
+
+/// Fetches every item as a dictionary of its value and its owner's object ID; checks the owners'
+/// entities as `subentityOpenCoreData` does.
+func subentityDictionaries(_ directory: URL, store: SubentityStore) throws -> Int64 {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openStore(directory.appendingPathComponent(store.rawValue), model: makeSubentityModel(withSubentity: store.hasSubentity))
+    return try context.performAndWait {
+        let request = NSFetchRequest<NSDictionary>(entityName: "Item")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["value", "owner"]
+        let rows = try context.fetch(request)
+        var sum: Int64 = 0
+        var specials = 0
+        for row in rows {
+            sum &+= row["value"] as! Int64
+            if let owner = row["owner"] as? NSManagedObjectID {
+                sum &+= 1
+                if owner.entity.name == "SpecialOwner" { specials += 1 }
+            }
+        }
+        precondition(specials == (store.hasSubentity ? rows.count / 2 : 0), "owners of the wrong entity: \(specials) SpecialOwners")
+        return sum
+    }
+}

@@ -556,6 +556,9 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "subentity-plain-ocd": checksum = try subentityOpenCoreData(directory, store: .plain)
     case "subentity-apple-ocd": checksum = try subentityOpenCoreData(directory, store: .appleLayout)
     case "subentity-nocolumn-ocd": checksum = try subentityOpenCoreData(directory, store: .withoutColumn)
+    case "subentity-plain-dict": checksum = try subentityDictionaries(directory, store: .plain)
+    case "subentity-apple-dict": checksum = try subentityDictionaries(directory, store: .appleLayout)
+    case "subentity-nocolumn-dict": checksum = try subentityDictionaries(directory, store: .withoutColumn)
     case let matrix where matrix.hasPrefix("matrix-"):
         try runMatrixChild(mode: matrix, rows: rows, directory: directory, output: output)
         return
@@ -686,6 +689,10 @@ if runs("objects") || runs("relationships") {
                contenders: [("raw sqlite3 loop (key + entity number)", "subentity-raw"),
                             ("OpenCoreData, Apple's Z<n>_OWNER column", "subentity-apple-ocd"),
                             ("OpenCoreData, no column: subquery", "subentity-nocolumn-ocd")], target: 1.3, rows: rows, directory: directory)
+    try report("dictionary fetch of the value and the to-one (its object ID)",
+               baseline: ("OpenCoreData, Owner without subentities", "subentity-plain-dict"),
+               contenders: [("OpenCoreData, Apple's Z<n>_OWNER column", "subentity-apple-dict"),
+                            ("OpenCoreData, no column: subquery", "subentity-nocolumn-dict")], target: 1.3, rows: rows, directory: directory)
 }
 
 if runs("objects") || runs("bridged") {

@@ -21,9 +21,6 @@ open class NSPersistentStoreRequest: NSObject, @unchecked Sendable {
     public var affectedStores: [NSPersistentStore]?
     /// The kind of request.
     open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
-    /// The executing context's `transactionAuthor` and `name`, recorded in persistent history.
-    var transactionAuthor: String?
-    var transactionContextName: String?
 
     /// Creates a request.
     public override init() {}

@@ -8,14 +8,19 @@ open class NSPersistentStoreResult: NSObject, @unchecked Sendable {
 }
 
 /// The result of a request that runs asynchronously.
-/// Unchecked Sendable: `operationError` is set on its context's queue, where the completion block reads it.
+/// Unchecked Sendable: `operationError` is set on its context's queue and may be read from any
+/// thread, so it is behind a lock.
 open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchecked Sendable {
     /// The context the request was executed in.
     public let managedObjectContext: NSManagedObjectContext
     /// The progress of the request; cancelling it cancels the request.
     public let progress: Progress?
     /// The error the request ended with, if any (a cancelled request: `NSUserCancelledError`).
-    public internal(set) var operationError: Error?
+    public internal(set) var operationError: Error? {
+        get { errorStorage.withLock { $0 } }
+        set { errorStorage.withLock { $0 = newValue } }
+    }
+    private let errorStorage = LockedValue<(any Error)?>(nil)
 
     init(context: NSManagedObjectContext, progress: Progress?) {
         self.managedObjectContext = context
@@ -29,12 +34,18 @@ open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchec
 }
 
 /// The result of an `NSAsynchronousFetchRequest`.
-/// Unchecked Sendable: `finalResult` is set on its context's queue, before the completion block runs there.
+/// Unchecked Sendable: `finalResult` is set on its context's queue, before the completion block
+/// runs there, and may be read from any thread (nil until then), so it is behind a lock. The
+/// objects in it belong to the context: use them on its queue.
 open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousResult, @unchecked Sendable {
     /// The request that produced the result.
     public let fetchRequest: NSAsynchronousFetchRequest<ResultType>
     /// The fetched objects, once the fetch finished (nil if it failed or was cancelled).
-    public internal(set) var finalResult: [ResultType]?
+    public internal(set) var finalResult: [ResultType]? {
+        get { resultStorage.withLock { $0 } }
+        set { resultStorage.withLock { $0 = newValue } }
+    }
+    private let resultStorage = LockedValue<[ResultType]?>(nil)
 
     init(fetchRequest: NSAsynchronousFetchRequest<ResultType>, context: NSManagedObjectContext, progress: Progress) {
         self.fetchRequest = fetchRequest

@@ -11,7 +11,9 @@ import Foundation
 /// Progress: `migrationProgress` goes from 0 to 1, and `progress` (an OpenCoreData addition, as
 /// Linux has no key-value observing) is a `Progress` that joins the caller's current progress
 /// (`Progress.current()`) when there is one, and can be cancelled.
-/// Unchecked Sendable: not locked: its state is used only by the thread running the migration.
+/// Unchecked Sendable: a migration's state is used only by the thread running it; what another
+/// thread may touch while it runs (`progress`, `migrationProgress`, `cancelMigrationWithError`)
+/// is behind a lock.
 open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Sendable {
     /// The model of the store being migrated.
     public let sourceModel: NSManagedObjectModel
@@ -30,14 +32,15 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
     /// Kept for source compatibility; every store type migrates through the same manager here.
     open var usesStoreSpecificMigrationManager = true
     /// The migration's progress (OpenCoreData): cancel it to stop the migration.
-    public private(set) var progress = Progress(totalUnitCount: 0)
+    public var progress: Progress { shared.withLock { $0.progress } }
+    /// What other threads may read or set while a migration runs.
+    private let shared = LockedValue<(progress: Progress, cancellation: (any Error)?)>((Progress(totalUnitCount: 0), nil))
 
     /// Destination instances by mapping name, keyed by source object ID, and the reverse.
     private var forward: [String: [NSManagedObjectID: [NSManagedObject]]] = [:]
     private var backward: [String: [ObjectIdentifier: [NSManagedObject]]] = [:]
     /// Destination instances in creation order, by mapping name.
     private var created: [String: [NSManagedObject]] = [:]
-    private var cancellation: Error?
     /// The stores the source instances are read from, during a migration.
     private var sourceStores: [NSPersistentStore]?
 
@@ -100,7 +103,7 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
     private func migrate(reading sourceStore: NSPersistentStore, of sourceCoordinator: NSPersistentStoreCoordinator, into dURL: URL, type dStoreType: String,
                          options dOptions: [AnyHashable: Any]?, configuration: String?, metadata: [String: Any]?, keepingOpen: Bool) throws -> NSPersistentStore? {
         mappingModel.resolveGeneratedExpressions(source: sourceModel, destination: destinationModel)
-        progress = Progress(totalUnitCount: 0)
+        shared.withLock { $0.progress = Progress(totalUnitCount: 0) }
         sourceStores = [sourceStore]
         let destinationExisted = FileManager.default.fileExists(atPath: dURL.path)
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
@@ -138,13 +141,15 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
             if !destinationExisted, dStoreType != NSInMemoryStoreType {
                 StoreFiles.remove(at: dURL)
             }
-            throw Self.migrationError(error, url: sourceStore.url ?? dURL)
+            throw migrationError(error, url: sourceStore.url ?? dURL)
         }
     }
 
-    /// Errors keep their Core Data code when they have one in the migration range; others (a
-    /// validation failure of the migrated objects) are wrapped in `NSMigrationError`.
-    private static func migrationError(_ error: Error, url: URL) -> Error {
+    /// Errors keep their Core Data code when they have one in the migration range, and the error
+    /// given to `cancelMigrationWithError` is thrown as it is; others (a validation failure of
+    /// the migrated objects) are wrapped in `NSMigrationError`.
+    private func migrationError(_ error: Error, url: URL) -> Error {
+        if let cancellation = shared.withLock({ $0.cancellation }), (cancellation as NSError) === (error as NSError) { return error }
         let nsError = error as NSError
         if nsError.domain == NSCocoaErrorDomain, (134110...134190).contains(nsError.code) { return error }
         return CoreDataError.make(.migration, "The migration of the store at \(url.path) failed: \(nsError.localizedDescription)",
@@ -196,6 +201,7 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
 
     /// Counts progress and stops a cancelled migration.
     private func step(units: Int64 = 1) throws {
+        let (progress, cancellation) = shared.withLock { ($0.progress, $0.cancellation) }
         progress.completedUnitCount += units
         if let cancellation { throw cancellation }
         if progress.isCancelled {
@@ -221,13 +227,13 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
         forward = [:]
         backward = [:]
         created = [:]
-        cancellation = nil
+        shared.withLock { $0.cancellation = nil }
         currentEntityMapping = nil
     }
 
     /// Stops the migration: the current `migrateStore` call throws this error.
     open func cancelMigrationWithError(_ error: Error) {
-        cancellation = error
+        shared.withLock { $0.cancellation = error }
     }
 
     /// The source entity of a mapping.

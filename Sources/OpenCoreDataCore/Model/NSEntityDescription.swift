@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An entity: a kind of managed object, with its properties, place in an inheritance tree and class.
 ///
@@ -55,8 +56,9 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     // Caches computed when the model is frozen.
     @exclusivity(unchecked) private(set) var frozenProperties: [NSPropertyDescription] = []
     @exclusivity(unchecked) private(set) var frozenPropertiesByName: [String: NSPropertyDescription] = [:]
-    /// The class Core Data instantiates for this entity's objects, once resolved.
-    @exclusivity(unchecked) var resolvedClass: NSManagedObject.Type?
+    /// The class Core Data instantiates for this entity's objects, once resolved: the bits of
+    /// its metatype, 0 until then. Contexts on several threads resolve it, so it is atomic.
+    let resolvedClassBits = Atomic<UInt>(0)
     /// The entity's number in stores (`Z_ENT`), assigned when the model is frozen.
     var entityNumber: Int = 0
     /// The root of this entity's inheritance tree.

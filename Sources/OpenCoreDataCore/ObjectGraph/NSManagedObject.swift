@@ -588,7 +588,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         case let ordered as NSOrderedSet: ordered.array.map(NSManagedMutableSet.managed)
         case let set as NSSet: set.allObjects.map(NSManagedMutableSet.managed)
         case let array as [Any]: array.map(NSManagedMutableSet.managed)
-        case let sequence as any Sequence: sequence.map(NSManagedMutableSet.managed)
+        case let sequence as any Sequence where !(sequence is any StringProtocol): sequence.map(NSManagedMutableSet.managed)
         default: coreDataMisuse("A to-many relationship takes a set, ordered set or array of managed objects; got \(type(of: value!)).")
         }
     }
@@ -597,9 +597,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 extension NSEntityDescription {
     /// The class to instantiate for this entity's objects.
     var instantiableClass: NSManagedObject.Type {
-        if let resolved = resolvedClass { return resolved }
+        let bits = resolvedClassBits.load(ordering: .acquiring)
+        if bits != 0 { return unsafeBitCast(bits, to: NSManagedObject.Type.self) }
         let resolved = EntityClassRegistry.resolveClass(for: self)
-        resolvedClass = resolved
+        // Every thread resolves the same class, so whichever store lands is right.
+        resolvedClassBits.store(unsafeBitCast(resolved, to: UInt.self), ordering: .releasing)
         return resolved
     }
 

@@ -46,16 +46,14 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError.make(.coreData, "The context has no persistent store coordinator.")
         }
-        request.transactionAuthor = transactionAuthor
-        request.transactionContextName = name
         if let history = request as? NSPersistentHistoryChangeRequest { return try coordinator.executeHistory(history) }
-        return try coordinator.executeBatch(request)
+        return try coordinator.executeBatch(request, author: TransactionAuthor(author: transactionAuthor, contextName: name))
     }
 }
 
 extension NSPersistentStoreCoordinator {
-    /// Runs a batch request in the store that holds its entity.
-    func executeBatch(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+    /// Runs a batch request in the store that holds its entity; `author` is recorded in its history.
+    func executeBatch(_ request: NSPersistentStoreRequest, author: TransactionAuthor) throws -> NSPersistentStoreResult {
         try withLock {
             let entity: NSEntityDescription
             switch request {
@@ -74,7 +72,7 @@ extension NSPersistentStoreCoordinator {
             guard !store.isReadOnly else {
                 throw CoreDataError.make(.saveFailed, "The store at \(store.url?.path ?? "memory") is read-only.")
             }
-            return try store.executeBatch(request, entity: entity)
+            return try store.executeBatch(request, entity: entity, author: author)
         }
     }
 

@@ -181,8 +181,7 @@ extension NSManagedObjectContext {
         // Changed and deleted objects are checked anyway, and new ones have no stored version.
         changes.checked = objectsToCheckForConflicts.values.filter { $0.managedObjectContext === self && !$0.hasChanges && !$0.objectID.isTemporaryID }
             .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }
-        changes.author = transactionAuthor
-        changes.contextName = name
+        changes.author = TransactionAuthor(author: transactionAuthor, contextName: name)
         if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
             for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
         }

@@ -79,8 +79,7 @@ struct SaveChanges {
     /// their IDs, entities and versions are set; nothing of them is written.
     var checked: [SaveRecord] = []
     /// The saving context's `transactionAuthor` and `name`, for persistent history.
-    var author: String?
-    var contextName: String?
+    var author = TransactionAuthor()
     /// The slots of the properties each updated object changed, by object key; filled only when a
     /// store records persistent history.
     var changedSlots: [ObjectKey: [Int]] = [:]

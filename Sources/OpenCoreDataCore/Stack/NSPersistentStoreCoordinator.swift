@@ -8,7 +8,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// The model of every store the coordinator uses.
     public let managedObjectModel: NSManagedObjectModel
     /// A name shown in logs.
-    public var name: String?
+    public var name: String? {
+        get { withLock { nameStorage } }
+        set { withLock { nameStorage = newValue } }
+    }
+    private var nameStorage: String?
     /// The stores, in the order they were added; changed only under the lock (internal for the
     /// extensions in other files, which read it under the lock).
     private(set) var stores: [NSPersistentStore] = []

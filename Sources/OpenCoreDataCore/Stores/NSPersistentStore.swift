@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The type string of the SQLite store.
 public let NSSQLiteStoreType = "SQLite"
@@ -48,7 +49,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store's file (nil or `/dev/null` for an in-memory store).
     open var url: URL?
     /// The store's unique identifier (its `NSStoreUUID`).
-    open var identifier: String!
+    open var identifier: String! {
+        didSet { storeNumberCache.store(0, ordering: .releasing) }
+    }
     /// The model configuration the store holds.
     open var configurationName: String
     /// The options the store was added with.
@@ -134,8 +137,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
     /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
     func save(_ changes: SaveChanges) throws -> PermanentIDs { [:] }
-    /// Runs a batch update, delete or insert request.
-    func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
+    /// Runs a batch update, delete or insert request; `author` goes into its history record.
+    func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult {
         throw CoreDataError.make(.unsupportedRequest, "The \(type) store does not support \(Swift.type(of: request)).")
     }
     /// Reserves primary keys for new objects of an entity.
@@ -162,8 +165,19 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         objectIDFactory.objectID(for: entity, primaryKey: primaryKey)
     }
 
-    /// A small number identifying this store within the process, part of its objects' keys.
-    private(set) lazy var storeNumber: Int = PersistentStoreRegistry.number(for: identifier)
+    /// A small number identifying this store within the process, part of its objects' keys: the
+    /// same for every store with this identifier, so two coordinators on one file make equal IDs.
+    final var storeNumber: Int {
+        let cached = storeNumberCache.load(ordering: .acquiring)
+        if cached != 0 { return cached }
+        // Every thread computes the same number for the identifier, so whichever store lands is right.
+        let number = PersistentStoreRegistry.number(for: identifier ?? "")
+        storeNumberCache.store(number, ordering: .releasing)
+        return number
+    }
+    /// `storeNumber` once known (0 until then; identifiers are numbered from 1). Fetches on
+    /// several contexts' queues read it, so it is atomic.
+    private let storeNumberCache = Atomic<Int>(0)
 
     /// Makes permanent IDs in this store for many rows, with the store's identifier and number read once.
     final var objectIDFactory: ObjectIDFactory { ObjectIDFactory(storeIdentifier: identifier, storeNumber: storeNumber) }

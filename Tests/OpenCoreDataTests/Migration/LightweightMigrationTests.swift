@@ -393,12 +393,30 @@ import Testing
         #expect(cancelled.code == NSMigrationCancelledError)
         #expect(try LightweightMigrationTests.changes(before, directory) == [], "the source is untouched and the partial destination removed")
 
+        // Cancelled from another thread with the app's own error: that error is thrown.
+        CancellingFromAnotherThreadPolicy.register()
+        mapping.entityMappings[1].entityMigrationPolicyClassName = "CancellingFromAnotherThreadPolicy"
+        let stopped = try #require(throws: NSError.self) {
+            try NSMigrationManager(sourceModel: v2, destinationModel: v3).migrateStore(
+                from: url, sourceType: NSSQLiteStoreType, with: mapping, toDestinationURL: target, destinationType: NSSQLiteStoreType)
+        }
+        #expect(stopped.domain == "Test.Stopped" && stopped.code == 7, "\(stopped)")
+        #expect(try LightweightMigrationTests.changes(before, directory) == [])
+
         let wrongModel = try #require(throws: NSError.self) {
             try NSMigrationManager(sourceModel: v3, destinationModel: v3).migrateStore(
                 from: url, sourceType: NSSQLiteStoreType, with: nil, toDestinationURL: target, destinationType: NSSQLiteStoreType)
         }
         #expect(wrongModel.code == NSMigrationManagerSourceStoreError)
         #expect(try LightweightMigrationTests.changes(before, directory) == [])
+    }
+}
+
+/// Cancels the migration it runs in from another thread, as an app's cancel button would.
+final class CancellingFromAnotherThreadPolicy: NSEntityMigrationPolicy {
+    override func createDestinationInstances(forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager) throws {
+        try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        DispatchQueue.global().sync { manager.cancelMigrationWithError(NSError(domain: "Test.Stopped", code: 7)) }
     }
 }
 

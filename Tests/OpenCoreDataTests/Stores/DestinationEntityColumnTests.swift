@@ -57,6 +57,20 @@ import Testing
         return result
     }
 
+    /// A dictionary fetch of each page's number and book: the book's entity name by number.
+    private func pageDictionaries(_ url: URL) throws -> [Int64: String] {
+        let (coordinator, _) = try TestSupport.coordinator(Self.model(), url: url)
+        let context = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSDictionary>(entityName: "Page")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["number", "book"]
+        var result: [Int64: String] = [:]
+        for row in try context.fetch(request) {
+            result[row["number"] as! Int64] = (row["book"] as? NSManagedObjectID)?.entity.name
+        }
+        return result
+    }
+
     @Test func theColumnIsWrittenAsApplesLayoutHasIt() throws {
         let url = try makeStore()
         let queue = try DatabaseQueue(path: url.path)
@@ -79,6 +93,35 @@ import Testing
         try queue.write { db in try db.execute(sql: "UPDATE ZPAGE SET Z1_BOOK = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book') WHERE ZNUMBER = 1") }
         try queue.close()
         #expect(try pages(url)[1] == "Book")
+        #expect(try pageDictionaries(url)[1] == "Book")
+    }
+
+    /// Dictionary results name each object by its own entity, with the entity numbers read in
+    /// the fetch's one statement: a to-one key, `self`, and the evaluated object.
+    @Test func dictionaryResultsCarryTheEntityWithoutAQueryPerRow() throws {
+        let url = try makeStore()
+        let (dictionaries, log) = try SQLDebugLog.capturing { try pageDictionaries(url) }
+        #expect(dictionaries == [1: "Novel", 2: "Book", 3: "Book"])
+        let statements = log.filter { $0.hasPrefix("sql:") }
+        #expect(statements.count == 1 && statements[0].contains("t0.Z1_BOOK"), "\(log)")
+
+        let (coordinator, _) = try TestSupport.coordinator(Self.model(), url: url)
+        let context = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSDictionary>(entityName: "Book")
+        request.resultType = .dictionaryResultType
+        let object = NSExpressionDescription()
+        object.name = "object"
+        object.expression = NSExpression.expressionForEvaluatedObject()
+        object.expressionResultType = .objectIDAttributeType
+        request.propertiesToFetch = ["title", "self", object]
+        let (rows, bookLog) = try SQLDebugLog.capturing { try context.fetch(request) }
+        var entities: [String: [String]] = [:]
+        for row in rows {
+            let ids = [row["self"], row["object"]].map { ($0 as? NSManagedObjectID)?.entity.name ?? "none" }
+            entities[row["title"] as! String] = ids
+        }
+        #expect(entities == ["Dune": ["Novel", "Novel"], "Atlas": ["Book", "Book"]])
+        #expect(bookLog.filter { $0.hasPrefix("sql:") }.count == 1, "\(bookLog)")
     }
 
     /// A store written before the column existed still reads right (from the destination rows)
@@ -95,6 +138,10 @@ import Testing
         #expect(pagesRead == [1: "Novel", 2: "Book", 3: "Book"])
         let statements = log.filter { $0.hasPrefix("sql:") }
         #expect(statements.count == 1 && statements[0].contains("(SELECT d.Z_ENT FROM ZBOOK d WHERE d.Z_PK = t0.ZBOOK)"), "\(log)")
+        let (dictionaries, dictionaryLog) = try SQLDebugLog.capturing { try pageDictionaries(url) }
+        #expect(dictionaries == [1: "Novel", 2: "Book", 3: "Book"])
+        let dictionaryStatements = dictionaryLog.filter { $0.hasPrefix("sql:") }
+        #expect(dictionaryStatements.count == 1 && dictionaryStatements[0].contains("(SELECT d.Z_ENT FROM ZBOOK d WHERE d.Z_PK = t0.ZBOOK)"), "\(dictionaryLog)")
         let (coordinator, _) = try TestSupport.coordinator(Self.model(), url: url)
         let context = TestSupport.context(coordinator)
         let novel = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Novel")).first)

@@ -197,7 +197,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Batch requests
 
-    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
+    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult {
         func selected(_ predicate: NSPredicate?, _ subentities: Bool) throws -> [NSManagedObjectID] {
             let fetch = NSFetchRequest<NSFetchRequestResult>()
             fetch.entity = entity
@@ -207,6 +207,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             return matching(fetch, entity: entity)
         }
         var changes = SaveChanges()
+        changes.author = author
         let result: NSPersistentStoreResult
         switch request {
         case let update as NSBatchUpdateRequest:
@@ -269,7 +270,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             case .objectIDs: return NSBatchInsertResult(result: ids, resultType: .objectIDs)
             }
         default:
-            return try super.executeBatch(request, entity: entity)
+            return try super.executeBatch(request, entity: entity, author: author)
         }
         _ = try save(changes)
         return result

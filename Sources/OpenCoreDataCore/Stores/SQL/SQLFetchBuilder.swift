@@ -9,6 +9,8 @@ import GRDB
 /// never run in memory behind the user's back.
 struct SQLFetchBuilder {
     private(set) var schema: SQLiteSchema
+    /// The store's comparisons for `OCD_MATCH`, where this query registers its own.
+    private(set) var predicates: SQLPredicateRegistry
     private(set) var entity: NSEntityDescription
     private(set) var request: NSFetchRequest<NSFetchRequestResult>
     private(set) var arguments: [DatabaseValue] = []
@@ -22,8 +24,10 @@ struct SQLFetchBuilder {
 
     /// `tieBreakByPrimaryKey`: rows with equal sort values come in primary key order (off only for
     /// a reader that orders ties itself).
-    init(schema: SQLiteSchema, entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, tieBreakByPrimaryKey: Bool = true) throws {
+    init(schema: SQLiteSchema, predicates: SQLPredicateRegistry, entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
+         tieBreakByPrimaryKey: Bool = true) throws {
         self.schema = schema
+        self.predicates = predicates
         self.entity = entity
         self.request = request
         let mapping = schema.mapping(for: entity)!
@@ -106,7 +110,13 @@ struct SQLFetchBuilder {
                 groupBy.append(try dictionaryColumn(for: item).sql)
             }
         }
-        var sql = "SELECT \(request.returnsDistinctResults ? "DISTINCT " : "")\(columns.map(\.sql).joined(separator: ", "))\(fromClause)\(whereClause)"
+        var selectList = columns.map(\.sql)
+        for index in columns.indices {
+            guard let entitySQL = columns[index].entitySQL else { continue }
+            columns[index].entityColumnIndex = Int32(selectList.count)
+            selectList.append(entitySQL)
+        }
+        var sql = "SELECT \(request.returnsDistinctResults ? "DISTINCT " : "")\(selectList.joined(separator: ", "))\(fromClause)\(whereClause)"
         if !groupBy.isEmpty { sql += " GROUP BY " + groupBy.joined(separator: ", ") }
         if let having = request.havingPredicate {
             var compiler = SQLHavingCompiler(names: expressionsByName, builder: self)
@@ -129,12 +139,27 @@ struct SQLFetchBuilder {
         let destination: NSEntityDescription?
         /// For a computed column: the declared result type (decoding follows it).
         let resultType: NSAttributeType?
+        /// For an object column whose entity has subentities: the SQL of the entity number of
+        /// the object, selected after the requested columns.
+        var entitySQL: String? = nil
+        /// Where `entitySQL` is in the select list.
+        var entityColumnIndex: Int32? = nil
     }
 
     private mutating func dictionaryColumn(for item: Any) throws -> DictionaryColumn {
         if let description = item as? NSExpressionDescription {
             guard let expression = description.expression else {
                 throw CoreDataError.make(.coreData, "The expression description \(description.name) has no expression.")
+            }
+            // The evaluated object, or a key path to an object, reads as an object ID.
+            if expression.expressionType == .evaluatedObject {
+                return objectColumn(named: description.name, try keyPathReference("self", from: "t0", entity: entity))
+            }
+            if expression.expressionType == .keyPath {
+                let reference = try keyPathReference(expression.keyPath, from: "t0", entity: entity)
+                if reference.property == nil || reference.property is NSRelationshipDescription {
+                    return objectColumn(named: description.name, reference)
+                }
             }
             let sql = try aggregateSQL(expression)
             return DictionaryColumn(name: description.name, sql: sql, kind: .undefined, destination: nil, resultType: description.expressionResultType)
@@ -147,12 +172,34 @@ struct SQLFetchBuilder {
         } else {
             throw CoreDataError.make(.coreData, "propertiesToFetch holds a \(type(of: item)); use property names, property descriptions or NSExpressionDescription.")
         }
-        let (column, property) = try columnReference(forKeyPath: keyPath, from: "t0", entity: entity)
-        if let relationship = property as? NSRelationshipDescription {
-            return DictionaryColumn(name: keyPath, sql: column, kind: .toOne, destination: relationship.destinationEntity, resultType: nil)
+        let reference = try keyPathReference(keyPath, from: "t0", entity: entity)
+        if let property = reference.property, !(property is NSRelationshipDescription) {
+            return DictionaryColumn(name: keyPath, sql: reference.column, kind: SQLiteValueCoding.ColumnKind(property), destination: nil, resultType: nil)
         }
-        guard let property else { return DictionaryColumn(name: keyPath, sql: column, kind: .toOne, destination: entity, resultType: nil) }
-        return DictionaryColumn(name: keyPath, sql: column, kind: SQLiteValueCoding.ColumnKind(property), destination: nil, resultType: nil)
+        return objectColumn(named: keyPath, reference)
+    }
+
+    /// A dictionary column holding an object ID: a to-one key, or `self` (a path ending at an
+    /// object, whose own row's `Z_ENT` says which entity it is).
+    private func objectColumn(named name: String, _ reference: KeyPathReference) -> DictionaryColumn {
+        if let relationship = reference.property as? NSRelationshipDescription {
+            return DictionaryColumn(name: name, sql: reference.column, kind: .toOne, destination: relationship.destinationEntity, resultType: nil,
+                                    entitySQL: destinationEntitySQL(of: relationship, keyColumn: reference.column, in: reference))
+        }
+        let entitySQL = reference.entity.subentities.isEmpty ? nil : "\(reference.alias).Z_ENT"
+        return DictionaryColumn(name: name, sql: reference.column, kind: .toOne, destination: reference.entity, resultType: nil, entitySQL: entitySQL)
+    }
+
+    /// SQL for the entity number of the object a to-one key points at, when its destination has
+    /// subentities: Apple's `Z<n>_<NAME>` column beside the key when the store has it, otherwise
+    /// a lookup of the destination row's `Z_ENT` inside the same statement.
+    private func destinationEntitySQL(of relationship: NSRelationshipDescription, keyColumn: String, in reference: KeyPathReference) -> String? {
+        guard let destination = relationship.destinationEntity, !destination.subentities.isEmpty else { return nil }
+        if let entityColumn = schema.mapping(for: reference.entity)?.entityColumnsBySlot[relationship.slot] {
+            return "\(reference.alias).\(entityColumn)"
+        }
+        guard let table = schema.mapping(for: destination)?.tableName else { return nil }
+        return "(SELECT d.Z_ENT FROM \(table) d WHERE d.Z_PK = \(keyColumn))"
     }
 
     /// SQL for an expression of a dictionary fetch: a key path, a constant, or an aggregate function of one.
@@ -196,7 +243,7 @@ struct SQLFetchBuilder {
 
     /// Releases the predicates registered for `OCD_MATCH` by this query.
     mutating func releaseTokens() {
-        for token in matchTokens { SQLPredicateFunctions.unregister(token) }
+        for token in matchTokens { predicates.unregister(token) }
         matchTokens = []
     }
 
@@ -208,7 +255,7 @@ struct SQLFetchBuilder {
     }
 
     mutating func registerMatch(_ predicate: NSComparisonPredicate) -> Int64 {
-        let token = SQLPredicateFunctions.register(predicate)
+        let token = predicates.register(predicate)
         matchTokens.append(token)
         return token
     }
@@ -220,12 +267,30 @@ struct SQLFetchBuilder {
 
     /// The column for a dotted key path of attributes and to-one relationships, adding joins.
     mutating func columnReference(forKeyPath keyPath: String, from alias: String, entity start: NSEntityDescription) throws -> (String, NSPropertyDescription?) {
+        let reference = try keyPathReference(keyPath, from: alias, entity: start)
+        return (reference.column, reference.property)
+    }
+
+    /// Where a key path ends: its column, its last property (nil for `self` or a path ending at
+    /// an object), and the alias and entity of the table holding that column.
+    struct KeyPathReference {
+        let column: String
+        let property: NSPropertyDescription?
+        let alias: String
+        let entity: NSEntityDescription
+    }
+
+    /// Resolves a key path to its column, joining the to-one relationships it passes through.
+    mutating func keyPathReference(_ keyPath: String, from alias: String, entity start: NSEntityDescription) throws -> KeyPathReference {
         let components = keyPath.split(separator: ".").map(String.init)
         var alias = alias
         var entity = start
         var pathSoFar = alias
         for (index, component) in components.enumerated() {
-            if component == "self" || component == "SELF" { if index == components.count - 1 { return ("\(alias).Z_PK", nil) }; continue }
+            if component == "self" || component == "SELF" {
+                if index == components.count - 1 { return KeyPathReference(column: "\(alias).Z_PK", property: nil, alias: alias, entity: entity) }
+                continue
+            }
             guard let property = entity.frozenPropertiesByName[component] else {
                 throw SQLFetchBuilder.unknownKey(component, entity: entity, keyPath: keyPath)
             }
@@ -239,7 +304,7 @@ struct SQLFetchBuilder {
                     throw CoreDataError.make(.unsupportedRequest, "To-many key \(component) not allowed here: use ANY, ALL, NONE, @count or a SUBQUERY (key path \(keyPath)).", userInfo: ["keyPath": keyPath])
                 }
                 let column = "\(alias).\(mapping.columnsBySlot[relationship.slot]!)"
-                if isLast { return (column, relationship) }
+                if isLast { return KeyPathReference(column: column, property: relationship, alias: alias, entity: entity) }
                 guard let destination = relationship.destinationEntity, let destinationMapping = schema.mapping(for: destination) else {
                     throw SQLFetchBuilder.unknownKey(component, entity: entity, keyPath: keyPath)
                 }
@@ -257,10 +322,10 @@ struct SQLFetchBuilder {
                 guard isLast, let column = mapping.columnsBySlot[property.slot] else {
                     throw CoreDataError.make(.unsupportedRequest, "\(component) is an attribute, so the key path \(keyPath) can't continue past it.", userInfo: ["keyPath": keyPath])
                 }
-                return ("\(alias).\(column)", property)
+                return KeyPathReference(column: "\(alias).\(column)", property: property, alias: alias, entity: entity)
             }
         }
-        return ("\(alias).Z_PK", nil)
+        return KeyPathReference(column: "\(alias).Z_PK", property: nil, alias: alias, entity: entity)
     }
 
     static func unknownKey(_ key: String, entity: NSEntityDescription, keyPath: String) -> NSError {

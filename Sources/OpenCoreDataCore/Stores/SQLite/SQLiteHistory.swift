@@ -62,12 +62,6 @@ final class SQLiteHistory {
 
     // MARK: Writing
 
-    /// Who committed a transaction.
-    struct Author {
-        var author: String?
-        var contextName: String?
-    }
-
     /// The process's bundle identifier (its executable's name without one) and identifier.
     private static let processStrings: (bundleID: String, processID: String) = (
         Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName,
@@ -75,7 +69,7 @@ final class SQLiteHistory {
     )
 
     /// Starts a transaction record; returns its number.
-    func beginTransaction(_ db: Database, _ author: Author) throws -> Int64 {
+    func beginTransaction(_ db: Database, _ author: TransactionAuthor) throws -> Int64 {
         let strings = Self.processStrings
         try db.cachedStatement(sql: """
             INSERT INTO ATRANSACTION (Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)

@@ -4,11 +4,11 @@ import GRDB
 /// Batch update, delete and insert, run as SQL without loading objects.
 extension SQLiteStore {
     /// Runs a batch request; nil for a request this store does not run in SQL.
-    func runBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult? {
+    func runBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult? {
         switch request {
-        case let update as NSBatchUpdateRequest: return try batchUpdate(update, entity: entity)
-        case let delete as NSBatchDeleteRequest: return try batchDelete(delete, entity: entity)
-        case let insert as NSBatchInsertRequest: return try batchInsert(insert, entity: entity)
+        case let update as NSBatchUpdateRequest: return try batchUpdate(update, entity: entity, author: author)
+        case let delete as NSBatchDeleteRequest: return try batchDelete(delete, entity: entity, author: author)
+        case let insert as NSBatchInsertRequest: return try batchInsert(insert, entity: entity, author: author)
         default: return nil
         }
     }
@@ -16,7 +16,7 @@ extension SQLiteStore {
     /// The rows a predicate selects, as a subquery of primary keys, with its arguments.
     private func selection(_ entity: NSEntityDescription, predicate: NSPredicate?, includesSubentities: Bool) throws -> (builder: SQLFetchBuilder, sql: String) {
         try FetchValidation.validate(Self.request(entity, predicate, includesSubentities), entity: entity)
-        let builder = try SQLFetchBuilder(schema: schema, entity: entity, request: Self.request(entity, predicate, includesSubentities))
+        let builder = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: Self.request(entity, predicate, includesSubentities))
         return (builder, builder.selectSQL(columns: ["t0.Z_PK"]))
     }
 
@@ -28,7 +28,7 @@ extension SQLiteStore {
         return request
     }
 
-    private func batchUpdate(_ request: NSBatchUpdateRequest, entity: NSEntityDescription) throws -> NSBatchUpdateResult {
+    private func batchUpdate(_ request: NSBatchUpdateRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSBatchUpdateResult {
         guard let mapping = schema.mapping(for: entity), let updates = request.propertiesToUpdate, !updates.isEmpty else {
             throw CoreDataError.make(.coreData, "A batch update needs propertiesToUpdate.")
         }
@@ -46,7 +46,7 @@ extension SQLiteStore {
             }
             updatedSlots.append(attribute.slot)
             if let expression = value as? NSExpression, expression.expressionType != .constantValue {
-                var expressionBuilder = try SQLFetchBuilder(schema: schema, entity: entity, request: Self.request(entity, nil, true))
+                var expressionBuilder = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: Self.request(entity, nil, true))
                 let sql = try expressionBuilder.aggregateSQL(expression).replacingOccurrences(of: "t0.", with: "")
                 guard !expressionBuilder.hasJoins else {
                     throw CoreDataError.make(.unsupportedRequest, "Batch update: the value of \(name) may only use the object's own attributes.")
@@ -77,7 +77,7 @@ extension SQLiteStore {
             if request.resultType == .updatedObjectIDsResultType {
                 ids = try Int64.fetchAll(db.cachedStatementKeepingWholeText(sql: selectSQL, arguments: selectArguments))
             }
-            if let transaction = try beginBatchTransaction(request, db) {
+            if let transaction = try beginBatchTransaction(author, db) {
                 try history?.recordRows(db, transaction: transaction, type: .update, of: entity, where: "Z_PK IN (\(selectSQL))",
                                         arguments: selectArguments, updatedSlots: updatedSlots.sorted())
             }
@@ -98,7 +98,7 @@ extension SQLiteStore {
         return NSBatchUpdateResult(result: result, resultType: request.resultType)
     }
 
-    private func batchDelete(_ request: NSBatchDeleteRequest, entity: NSEntityDescription) throws -> NSBatchDeleteResult {
+    private func batchDelete(_ request: NSBatchDeleteRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSBatchDeleteResult {
         guard let mapping = schema.mapping(for: entity) else { throw CoreDataError.make(.coreData, "The store does not hold \(entity.name ?? "?").") }
         var builder: SQLFetchBuilder?
         defer { builder?.releaseTokens() }
@@ -132,7 +132,7 @@ extension SQLiteStore {
             }
             let deletedIDs = request.resultType == .resultTypeObjectIDs
                 ? try objectIDs(for: try Int64.fetchAll(db, sql: "SELECT pk FROM ocd_batch_keys"), in: mapping, db) : []
-            let transaction = try beginBatchTransaction(request, db)
+            let transaction = try beginBatchTransaction(author, db)
             if let transaction {
                 try history?.recordRows(db, transaction: transaction, type: .delete, of: entity, where: "Z_PK IN (SELECT pk FROM ocd_batch_keys)")
             }
@@ -173,7 +173,7 @@ extension SQLiteStore {
         return NSBatchDeleteResult(result: result, resultType: request.resultType)
     }
 
-    private func batchInsert(_ request: NSBatchInsertRequest, entity: NSEntityDescription) throws -> NSBatchInsertResult {
+    private func batchInsert(_ request: NSBatchInsertRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSBatchInsertResult {
         guard !entity.isAbstract else {
             throw CoreDataError.make(.coreData, "Batch insert: \(entity.name ?? "?") is abstract; insert one of its subentities.")
         }
@@ -182,7 +182,7 @@ extension SQLiteStore {
         let start = DispatchTime.now().uptimeNanoseconds
         try write { db in
             let keys = try allocate(db, entity: entity, count: rows.count)
-            let transaction = try beginBatchTransaction(request, db)
+            let transaction = try beginBatchTransaction(author, db)
             try insertRows(of: entity, count: rows.count, db, { $0.primaryKey }) { index in (keys[index], rows[index]) }
             for key in keys {
                 if let transaction { try history?.recordChange(db, transaction: transaction, type: .insert, entity: entity, primaryKey: key) }

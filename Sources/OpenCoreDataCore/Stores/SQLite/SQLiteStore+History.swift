@@ -11,7 +11,7 @@ extension SQLiteStore {
 
     /// Records a context save in the history, in the save's own transaction.
     func recordSave(_ changes: SaveChanges, permanentIDs: PermanentIDs, history: SQLiteHistory, _ db: Database) throws {
-        let transaction = try history.beginTransaction(db, .init(author: changes.author, contextName: changes.contextName))
+        let transaction = try history.beginTransaction(db, changes.author)
         for record in changes.inserted {
             let key = (permanentIDs[record.key] ?? record.key).primaryKey
             try history.recordChange(db, transaction: transaction, type: .insert, entity: record.entity, primaryKey: key)
@@ -27,9 +27,9 @@ extension SQLiteStore {
     }
 
     /// Starts the history record of a batch request (nil when the store keeps no history).
-    func beginBatchTransaction(_ request: NSPersistentStoreRequest, _ db: Database) throws -> Int64? {
+    func beginBatchTransaction(_ author: TransactionAuthor, _ db: Database) throws -> Int64? {
         guard let history else { return nil }
-        return try history.beginTransaction(db, .init(author: request.transactionAuthor, contextName: request.transactionContextName))
+        return try history.beginTransaction(db, author)
     }
 
     /// The number of this store's newest history transaction (0 before the first), or nil when

@@ -22,7 +22,7 @@ extension SQLiteStore {
         }
         let ordersTiesInMemory = numeric && request.fetchLimit == 0 && request.fetchOffset == 0
             && (sectionNameKeyPath == nil || sorts.contains { $0.key == sectionNameKeyPath })
-        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request, tieBreakByPrimaryKey: !ordersTiesInMemory)
+        var query = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: request, tieBreakByPrimaryKey: !ordersTiesInMemory)
         defer { query.releaseTokens() }
         var columns = ["t0.Z_PK"]
         let readsEntity = mapping.numbersWithSubentities.count > 1 && request.includesSubentities

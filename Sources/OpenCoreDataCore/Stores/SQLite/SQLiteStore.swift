@@ -17,6 +17,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The persistent history, when the store was added with `NSPersistentHistoryTrackingKey`.
     private(set) var history: SQLiteHistory?
     private var remoteChangeWatcher: RemoteChangeWatcher?
+    /// The comparisons this store's queries hand to SQLite (`OCD_MATCH`).
+    let predicateRegistry = SQLPredicateRegistry()
 
     static let sqliteHeader = Array("SQLite format 3\0".utf8)
 
@@ -137,9 +139,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout)
         configuration.label = "OpenCoreData.SQLiteStore"
         let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
+        let matchFunction = predicateRegistry.matchFunction()
         configuration.prepareDatabase { db in
             for pragma in pragmas { try db.execute(sql: pragma) }
-            db.add(function: SQLPredicateFunctions.match)
+            db.add(function: matchFunction)
             SQLiteDerivedAttributes.registerFunctions(db)
             try SQLiteCollations.register(on: db)
         }
@@ -360,9 +363,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return try inspect(url) { db in try readMetadata(db, url: url) }
     }
 
-    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription) throws -> NSPersistentStoreResult {
-        if let result = try runBatch(request, entity: entity) { return result }
-        return try super.executeBatch(request, entity: entity)
+    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult {
+        if let result = try runBatch(request, entity: entity, author: author) { return result }
+        return try super.executeBatch(request, entity: entity, author: author)
     }
 
     override func close() {
@@ -534,16 +537,15 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return plan
     }
 
-    /// Makes an ID for a to-one key read by a dictionary fetch; for a destination with
-    /// subentities, looks up the row's entity (a missing row: the declared destination).
-    private func makeDestinationID(_ db: Database, _ destination: NSEntityDescription, _ pk: Int64) throws -> NSManagedObjectID {
-        if destination.subentities.isEmpty { return objectID(for: destination, primaryKey: pk) }
-        guard let mapping = schema.mapping(for: destination),
-              let number = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.tableName) WHERE Z_PK = ?", arguments: [pk]),
-              let entity = schema.entity(number: number) else {
-            return objectID(for: destination, primaryKey: pk)
+    /// Makes the ID of an object a dictionary fetch read: its entity is the one the statement's
+    /// entity column names when there is one (a destination with subentities), otherwise the
+    /// declared destination (also for a dangling key, whose row is gone).
+    private func makeDestinationID(_ handle: OpaquePointer, _ column: SQLFetchBuilder.DictionaryColumn, _ destination: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID {
+        if let index = column.entityColumnIndex, sqlite3_column_type(handle, index) != SQLITE_NULL,
+           let entity = schema.entity(number: Int(sqlite3_column_int64(handle, index))) {
+            return objectID(for: entity, primaryKey: pk)
         }
-        return objectID(for: entity, primaryKey: pk)
+        return objectID(for: destination, primaryKey: pk)
     }
 
     private func decodeRow(_ statement: OpaquePointer, plan: RowPlan, db: Database) -> StoredRow {
@@ -587,7 +589,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard schema.mapping(for: entity) != nil else { return [] }
         let plan = selectPlan(for: entity)
         let withValues = request.includesPropertyValues
-        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        var query = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: request)
         defer { query.releaseTokens() }
         let columns = withValues ? plan.selectList(qualifiedBy: "t0") : "t0.Z_PK, t0.Z_ENT, t0.Z_OPT"
         let sql = query.selectSQL(columns: [columns])
@@ -641,7 +643,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
         guard schema.mapping(for: entity) != nil else { return 0 }
-        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        var query = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: request)
         defer { query.releaseTokens() }
         let sql = query.countSQL()
         let start = DispatchTime.now().uptimeNanoseconds
@@ -652,7 +654,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
         guard schema.mapping(for: entity) != nil else { return [] }
-        var query = try SQLFetchBuilder(schema: schema, entity: entity, request: request)
+        var query = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: request)
         defer { query.releaseTokens() }
         let (sql, columns) = try query.dictionarySelect()
         let start = DispatchTime.now().uptimeNanoseconds
@@ -669,7 +671,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     if let resultType = column.resultType {
                         dictionary[column.name] = Self.computedValue(handle, position, resultType)
                     } else if column.kind == .toOne, let destination = column.destination {
-                        dictionary[column.name] = try makeDestinationID(db, destination, sqlite3_column_int64(handle, position))
+                        dictionary[column.name] = makeDestinationID(handle, column, destination, sqlite3_column_int64(handle, position))
                     } else {
                         dictionary[column.name] = SQLiteValueCoding.read(handle, position, column.kind)
                     }
