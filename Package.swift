@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "OCDInspectorKit",
             dependencies: [
-                "OpenCoreData",
+                "OpenCoreData", "OpenCoreDataCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -112,8 +112,9 @@ let package = Package(
         .executableTarget(name: "CompiledModelFuzzer", dependencies: ["OpenCoreDataFuzzing"], path: "Tests/Fuzzing/CompiledModelFuzzer",
                           swiftSettings: fuzzerSettings, linkerSettings: fuzzerLinking),
         // Test helpers shared by the test target and the helper processes.
-        .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData"], path: "Tests/OpenCoreDataTestKit"),
-        // Linked into the test suite: turns on Core Data's concurrency debugging before it starts.
+        .target(name: "OpenCoreDataTestKit", dependencies: ["OpenCoreData", .product(name: "Logging", package: "swift-log")], path: "Tests/OpenCoreDataTestKit"),
+        // Linked into the test suite: turns on Core Data's concurrency debugging and installs the
+        // test log handler before it starts.
         .target(name: "ConcurrencyDebugOn", path: "Tests/ConcurrencyDebugOn"),
         .testTarget(
             name: "OpenCoreDataTests",

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestKit
 import Testing
 
 @Suite struct SmokeTests {
@@ -22,5 +23,15 @@ import Testing
         let results = try other.fetch(request)
         #expect(results.map { $0.value(forKey: "name") as? String } == ["E2", "E1"])
         #expect((results[0].value(forKey: "department") as? NSManagedObject)?.value(forKey: "name") as? String == "R&D")
+    }
+}
+
+/// The suite's own setup: its log handler is installed before any test runs.
+@Suite struct TestSetupTests {
+    @Test func logLinesAreKeptForTestsNotPrinted() {
+        let start = TestLogging.count
+        let marker = "test-logging-\(UUID().uuidString)"
+        CoreDataLog.logger.error("\(marker)")
+        #expect(TestLogging.lines(since: start).contains { $0.hasSuffix(marker) && $0.hasPrefix("error OpenCoreData") })
     }
 }

@@ -19,8 +19,9 @@ public final class LiveTeamTable: @unchecked Sendable {
 
     /// Starts the controller over a container's store; throws when the first fetch fails. When the
     /// store posts `NSPersistentStoreRemoteChange` (and records history), commits of other
-    /// processes reach the pages too.
-    public init(container: NSPersistentContainer) throws {
+    /// processes reach the pages too, and the history is pruned: what is older than
+    /// `historyRetention` seconds, at most once per `historyPruneInterval` (see `RemoteChangeMerger`).
+    public init(container: NSPersistentContainer, historyRetention: TimeInterval = 300, historyPruneInterval: TimeInterval = 60) throws {
         context = container.newBackgroundContext()
         context.name = "worldcup-web"
         context.transactionAuthor = "worldcup-web"
@@ -35,7 +36,7 @@ public final class LiveTeamTable: @unchecked Sendable {
             self.recorder = recorder
             controller.delegate = recorder
             // Watch before the fetch, so that no commit falls between the two.
-            remoteChanges = RemoteChangeMerger(context: context) { error in
+            remoteChanges = RemoteChangeMerger(context: context, retention: historyRetention, pruneInterval: historyPruneInterval) { error in
                 CoreDataLog.logger.error("worldcup-web: can't read the store's history: \(error.localizedDescription)")
             }
             try controller.performFetch()
@@ -102,6 +103,12 @@ public final class LiveTeamTable: @unchecked Sendable {
             } catch {
                 context.rollback()
                 throw error
+            }
+            do {
+                try remoteChanges?.pruneIfDue()
+            } catch {
+                // The save stands; the history is pruned at a later save.
+                CoreDataLog.logger.error("worldcup-web: can't prune the store's history: \(error.localizedDescription)")
             }
         }
     }

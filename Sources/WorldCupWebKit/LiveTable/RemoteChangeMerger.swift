@@ -6,20 +6,33 @@ import OpenCoreData
 /// history after the last token it processed and merges each transaction's object IDs into the
 /// context, whose fetched results controller then reports the changes.
 ///
+/// It also prunes the history, as Apple recommends, so that it doesn't grow with every save: at
+/// most once per `pruneInterval`, after catching up (so this process has merged everything), it
+/// deletes the transactions older than `retention`. Other processes reading the same store have
+/// that long to catch up; one away for longer misses changes and should refetch.
+///
 /// Transactions committed by this process are skipped: the stack's own contexts already merge each
-/// other's saves. The token and the merges are handled on the context's queue.
+/// other's saves. The token, the merges and the pruning are handled on the context's queue.
 final class RemoteChangeMerger: @unchecked Sendable {
     private let context: NSManagedObjectContext
     private let startDate: Date
     private let processID = String(ProcessInfo.processInfo.processIdentifier)
     private var lastToken: NSPersistentHistoryToken?
     private var observer: NSObjectProtocol?
-    /// Called on the context's queue with each error a catch-up throws (the history can't be read).
+    /// Called on the context's queue with each error a catch-up or a pruning throws.
     private let onError: @Sendable (Error) -> Void
+    /// How long history is kept once merged.
+    let retention: TimeInterval
+    /// The least time between two prunings.
+    let pruneInterval: TimeInterval
+    private var lastPruning = Date.distantPast
 
     /// Starts watching the coordinator of `context`; history older than now is not merged.
-    init(context: NSManagedObjectContext, onError: @escaping @Sendable (Error) -> Void) {
+    init(context: NSManagedObjectContext, retention: TimeInterval = 300, pruneInterval: TimeInterval = 60,
+         onError: @escaping @Sendable (Error) -> Void) {
         self.context = context
+        self.retention = retention
+        self.pruneInterval = pruneInterval
         self.onError = onError
         startDate = Date()
         observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: context.persistentStoreCoordinator,
@@ -36,17 +49,33 @@ final class RemoteChangeMerger: @unchecked Sendable {
     func catchUp() {
         context.perform { [self] in
             do {
-                let request = lastToken.map { NSPersistentHistoryChangeRequest.fetchHistory(after: $0) }
-                    ?? NSPersistentHistoryChangeRequest.fetchHistory(after: startDate)
-                let result = try context.execute(request) as? NSPersistentHistoryResult
-                let transactions = result?.result as? [NSPersistentHistoryTransaction] ?? []
-                for transaction in transactions where transaction.processID != processID {
-                    context.mergeChanges(fromContextDidSave: transaction.objectIDNotification())
-                }
-                lastToken = transactions.last?.token ?? lastToken
+                try mergeNewTransactions()
+                try pruneIfDue()
             } catch {
                 onError(error)
             }
         }
+    }
+
+    /// Prunes the history if the last pruning is `pruneInterval` old; call on the context's queue
+    /// (after each of the context's own saves, say).
+    func pruneIfDue() throws {
+        let now = Date()
+        guard now.timeIntervalSince(lastPruning) >= pruneInterval else { return }
+        lastPruning = now
+        try mergeNewTransactions()
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: now.addingTimeInterval(-retention)))
+    }
+
+    /// Merges the transactions after the last token that other processes committed.
+    private func mergeNewTransactions() throws {
+        let request = lastToken.map { NSPersistentHistoryChangeRequest.fetchHistory(after: $0) }
+            ?? NSPersistentHistoryChangeRequest.fetchHistory(after: startDate)
+        let result = try context.execute(request) as? NSPersistentHistoryResult
+        let transactions = result?.result as? [NSPersistentHistoryTransaction] ?? []
+        for transaction in transactions where transaction.processID != processID {
+            context.mergeChanges(fromContextDidSave: transaction.objectIDNotification())
+        }
+        lastToken = transactions.last?.token ?? lastToken
     }
 }

@@ -196,6 +196,16 @@ struct PredicateErrorMessageTests {
         let mixed = (0..<20).map { "teamName == 'Team \($0)'" }.joined(separator: " OR ") + " OR wins == 49"
         let mixedRun = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", mixed, "--properties", "teamName", "--json"])
         #expect((try Inspector.json(mixedRun.output) as? [[String: Any]])?.count == 21, "terms on two keys compile as written")
+        // 1,000 terms over different keys, ORed and ANDed: deeper than SQLite's expression limit
+        // written flat, they run grouped in halves, with the rows the evaluator picks.
+        let spread = (0..<1_000).map { $0 % 2 == 0 ? "teamName == 'Team \($0 * 3)'" : "wins == \($0 * 3)" }.joined(separator: " OR ")
+        let spreadRun = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", spread, "--properties", "teamName", "--json"])
+        #expect(spreadRun.status == 0, "\(spreadRun.errors.prefix(300))")
+        let expected = Set((0..<50).filter { $0 % 3 == 0 }.map { "Team \($0)" })
+        #expect(Set(((try? Inspector.json(spreadRun.output)) as? [[String: Any]] ?? []).compactMap { $0["teamName"] as? String }) == expected)
+        let all = (0..<1_000).map { $0 % 2 == 0 ? "wins >= 0" : "teamName != 'None'" }.joined(separator: " AND ")
+        let allRun = Inspector.run(["fetch", store.path, "--entity", "Team", "--predicate", all, "--properties", "teamName", "--json"])
+        #expect(((try? Inspector.json(allRun.output)) as? [[String: Any]])?.count == 50, "\(allRun.errors.prefix(300))")
     }
 
     /// The message of a huge malformed format quotes only the part around the problem.

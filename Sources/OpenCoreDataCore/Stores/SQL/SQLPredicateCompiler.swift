@@ -41,8 +41,8 @@ struct SQLPredicateCompiler {
                 // Only terms without bound parameters move, so the parameters keep their order.
                 let deferred: (String) -> Bool = { $0.contains("OCD_MATCH") && !$0.contains("?") }
                 let ordered = parts.filter { !deferred($0) } + parts.filter(deferred)
-                return ordered.isEmpty ? "1" : "(" + ordered.joined(separator: " AND ") + ")"
-            case .or: return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
+                return ordered.isEmpty ? "1" : Self.balanced(ordered[...], "AND")
+            case .or: return parts.isEmpty ? "0" : Self.balanced(parts[...], "OR")
             case .not: return "(NOT IFNULL(\(parts.first ?? "0"), 0))"
             }
         }
@@ -51,6 +51,15 @@ struct SQLPredicateCompiler {
         }
         if let value = predicate.booleanValue { return value ? "1" : "0" }
         throw unsupported("a block predicate", predicate)
+    }
+
+    /// Terms joined by `AND` or `OR`, in their order, grouped as a balanced tree: SQLite parses
+    /// `a OR b OR c …` into a tree as deep as the number of terms, and refuses one deeper than
+    /// 1,000 ("Expression tree is too large"); grouped in halves, 1,000 terms are 10 deep.
+    static func balanced(_ terms: ArraySlice<String>, _ operator: String) -> String {
+        guard terms.count > 8 else { return "(" + terms.joined(separator: " \(`operator`) ") + ")" }
+        let middle = terms.startIndex + terms.count / 2
+        return "(" + balanced(terms[..<middle], `operator`) + " \(`operator`) " + balanced(terms[middle...], `operator`) + ")"
     }
 
     /// A long `OR` of `key == constant` terms on one key path, as `key IN {constants}`: the same

@@ -117,6 +117,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// WAL side files a read-only store's connection created, removed again when it closes: a
     /// read-only store leaves the directory as it found it.
     private var sideFilesCreatedByReading: [String] = []
+    /// How a read-only store's file is read (perhaps a private copy).
+    private var readOnlyFile: SQLiteReadOnlyFile?
 
     private func open(_ url: URL) throws {
         if isReadOnly {
@@ -124,7 +126,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let configuration = connectionConfiguration(journalMode: isReadOnly ? .default : .wal)
         do {
-            database = try DatabaseQueue(path: isReadOnly ? Self.readOnlyName(url) : url.path, configuration: configuration)
+            if isReadOnly { readOnlyFile = try SQLiteReadOnlyFile(url) }
+            database = try DatabaseQueue(path: readOnlyFile?.name ?? url.path, configuration: configuration)
         } catch {
             throw Self.translate(error, url: url, during: .opening)
         }
@@ -147,20 +150,6 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             try SQLiteCollations.register(on: db)
         }
         return configuration
-    }
-
-    /// The name SQLite opens a store by for reading only. Reading a WAL-mode file needs its
-    /// `-shm` file, which SQLite creates when missing; in a directory that can't be written it
-    /// can't, and the open fails. When neither side file exists there, no write is pending and
-    /// nobody can be writing, so the file is opened as immutable (a URI filename) instead.
-    static func readOnlyName(_ url: URL) -> String {
-        let path = url.path
-        let directory = url.deletingLastPathComponent().path
-        let sideFiles = StoreFiles.sideFileSuffixes.map { path + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
-        guard sideFiles.isEmpty, access(directory, W_OK) != 0 else { return path }
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#%")
-        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
@@ -198,7 +187,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let sideFiles = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         defer { removeEmptySideFiles(sideFiles) }
         do {
-            let reader = try DatabaseQueue(path: readOnlyName(url), configuration: configuration)
+            let file = try SQLiteReadOnlyFile(url)
+            defer { file.remove() }
+            let reader = try DatabaseQueue(path: file.name, configuration: configuration)
             defer { try? reader.close() } // Ignored: closing a read-only connection; the data was already read.
             return try reader.inDatabase(body)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
@@ -378,6 +369,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         database = nil
         Self.removeEmptySideFiles(sideFilesCreatedByReading)
         sideFilesCreatedByReading = []
+        readOnlyFile?.remove()
+        readOnlyFile = nil
         // A store opened again (`setURL(_:for:)`) starts a new session.
         derivedAttributesInstalled.withLock { $0 = false }
     }
