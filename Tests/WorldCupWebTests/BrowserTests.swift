@@ -126,6 +126,18 @@ struct BrowserTests {
                 "the other page inserts the Atlantic Ocean section")
         try await session.expectPagesMatchServer("after adding Atlantis")
         try await Task.sleep(for: .milliseconds(500)) // let the insert animation finish
+        // Flags: a seed team's from the page's sprite; a team added on the page, its initial.
+        let flags = try await session.pages[0].execute("""
+            const brazil = document.querySelector('li.team[data-name="Brazil"] .flag use');
+            const atlantis = document.querySelector('li.team[data-name="Atlantis"] .flag.plain text');
+            return [brazil ? brazil.getAttribute('href') : 'none', String(document.getElementById('brazil-flag') instanceof SVGSymbolElement),
+                    atlantis ? atlantis.textContent : 'none']
+            """) as? [String]
+        #expect(flags == ["#brazil-flag", "true", "A"], "\(flags ?? [])")
+        // The zones use the window's width: more than one column at 1,000 pixels.
+        let columns = try await session.pages[0].execute(
+            "return new Set([...document.querySelectorAll('section.zone')].map(s => Math.round(s.getBoundingClientRect().left))).size") as? Int
+        #expect((columns ?? 0) >= 2, "\(columns ?? 0) columns")
         let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent("worldcup-web-screenshot.png")
         try await session.pages[0].screenshot().write(to: screenshot)
         print("worldcup-web screenshot: \(screenshot.path)")
@@ -157,6 +169,26 @@ struct BrowserTests {
             #expect(kept == true, "the page kept its state and applied five batches")
         }
         #expect(session.server.table.subscriberCount == 2)
+
+        // A refused add shows the server's error, which clears once it stops being true: when the
+        // form changes, and when the team whose name was taken is deleted.
+        let page = session.pages[0]
+        func submit(_ name: String, _ zone: String) async throws {
+            _ = try await page.execute("document.querySelector('input[name=name]').value = ''; document.querySelector('input[name=zone]').value = '';")
+            try await page.type(name, into: "input[name=name]")
+            try await page.type(zone, into: "input[name=zone]")
+            try await page.click("form#add-team button[type=submit]")
+        }
+        let errorShown = "return document.getElementById('error').textContent.includes('already exists')"
+        let errorCleared = "return document.getElementById('error').textContent === ''"
+        try await submit("Brazil", "South America")
+        #expect(try await page.waitUntil(errorShown), "the page shows that Brazil exists")
+        try await page.type("ia", into: "input[name=name]")
+        #expect(try await page.waitUntil(errorCleared), "editing the form clears the error")
+        try await submit("Brazil", "South America")
+        #expect(try await page.waitUntil(errorShown), "the page shows that Brazil exists again")
+        try await session.pages[1].click("li.team[data-name=\"Brazil\"] .delete")
+        #expect(try await page.waitUntil(errorCleared), "deleting Brazil on the other page clears the error")
     }
 
     @Test("Two processes: worldcup writes a store, then the worldcup-web program, started on it in a process of its own, shows every team",

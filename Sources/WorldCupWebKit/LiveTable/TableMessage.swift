@@ -8,7 +8,8 @@ public struct TeamRow: Codable, Sendable, Equatable {
     public var name: String
     /// The qualifying zone, which names the team's section.
     public var zone: String
-    /// The seed's image name of the flag, shown as text.
+    /// The image name of the team's flag: the page draws it from its flag sprite (`flags.svg`), or the
+    /// team's initial when the sprite has no such flag.
     public var flag: String
     /// The number of wins.
     public var wins: Int

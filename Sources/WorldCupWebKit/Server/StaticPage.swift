@@ -12,6 +12,7 @@ enum StaticPage {
         case "html": "text/html; charset=utf-8"
         case "js": "text/javascript; charset=utf-8"
         case "css": "text/css; charset=utf-8"
+        case "svg": "image/svg+xml"
         default: "application/octet-stream"
         }
         return Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-store"],

@@ -76,7 +76,7 @@ public final class WorldCupWebServer: Sendable {
     // MARK: Routes
 
     private func addPageRoutes(to router: Router<BasicWebSocketRequestContext>) {
-        for (path, file) in [("/", "index.html"), ("/banks", "banks.html"), ("/app.js", "app.js"), ("/banks.js", "banks.js"), ("/style.css", "style.css")] {
+        for (path, file) in [("/", "index.html"), ("/banks", "banks.html"), ("/app.js", "app.js"), ("/banks.js", "banks.js"), ("/style.css", "style.css"), ("/flags.svg", "flags.svg")] {
             router.get(RouterPath(path)) { _, _ in try StaticPage.response(for: file) }
         }
     }

@@ -12,8 +12,22 @@ const rowElements = new Map(); // team ID -> <li>
 let sectionElements = [];       // parallel to table.sections
 let socket = null;
 
-function showError(message) {
+// The error shown, and a check of whether it is still true; it is checked again whenever the
+// table or the form changes, and cleared once it no longer holds.
+let shownError = null;
+
+function showError(message, stillTrue = () => true) {
+  shownError = message ? { message, stillTrue } : null;
   document.getElementById("error").textContent = message || "";
+}
+
+function recheckError() {
+  if (shownError && !shownError.stillTrue()) showError("");
+}
+
+function hasTeam(name) {
+  const wanted = name.trim().toLowerCase();
+  return table.sections.some((section) => section.rows.some((row) => row.name.toLowerCase() === wanted));
 }
 
 function setStatus(text) {
@@ -21,17 +35,27 @@ function setStatus(text) {
   document.body.dataset.version = String(table.version);
 }
 
-async function post(path, body) {
+/// Posts a change; a refusal is shown while `stillTrue(message)` holds, a failure to reach the
+/// server until the page is connected again.
+async function post(path, body, stillTrue = () => () => true) {
   showError("");
   try {
     const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const reply = await response.json();
-    if (!response.ok) showError(reply.error || response.statusText);
+    if (!response.ok) {
+      const message = reply.error || response.statusText;
+      showError(message, stillTrue(message));
+    }
     return response.ok;
   } catch (error) {
-    showError(String(error));
+    showError(`The server can't be reached (${error.message || error}).`, () => !socket || socket.readyState !== WebSocket.OPEN);
     return false;
   }
+}
+
+/// A refusal about one team is moot once the team's row is gone from the page.
+function whileRowShown(id) {
+  return () => () => rowElements.has(id);
 }
 
 // MARK: Elements
@@ -40,10 +64,10 @@ function makeRowElement(row) {
   const li = document.createElement("li");
   li.className = "team";
   li.innerHTML = '<span class="flag"></span><span class="name"></span><span class="wins"></span><button type="button" class="delete" title="Delete">Delete</button>';
-  li.addEventListener("click", () => post("/api/teams/win", { id: li.dataset.id }));
+  li.addEventListener("click", () => post("/api/teams/win", { id: li.dataset.id }, whileRowShown(li.dataset.id)));
   li.querySelector(".delete").addEventListener("click", (event) => {
     event.stopPropagation();
-    post("/api/teams/delete", { id: li.dataset.id });
+    post("/api/teams/delete", { id: li.dataset.id }, whileRowShown(li.dataset.id));
   });
   fillRowElement(li, row);
   rowElements.set(row.id, li);
@@ -55,8 +79,52 @@ function fillRowElement(li, row) {
   li.dataset.name = row.name;
   li.dataset.wins = String(row.wins);
   li.querySelector(".name").textContent = row.name;
-  li.querySelector(".flag").textContent = row.flag;
+  renderFlag(li.querySelector(".flag"), row);
   li.querySelector(".wins").textContent = row.wins === 1 ? "1 win" : `${row.wins} wins`;
+}
+
+const svgNamespace = "http://www.w3.org/2000/svg";
+
+/// Puts the flags' sprite (`/flags.svg`, a symbol per seed team) into the page.
+async function loadFlags() {
+  try {
+    const response = await fetch("/flags.svg");
+    if (!response.ok) return;
+    const holder = document.createElement("div");
+    holder.hidden = true;
+    holder.innerHTML = await response.text();
+    document.body.appendChild(holder);
+  } catch (error) {
+    console.error("no flags", error); // every team then shows its initial
+  }
+}
+
+/// The team's flag from the sprite, or, for a team the sprite has no flag for (one added on the
+/// page), its initial on a plain flag.
+function renderFlag(span, row) {
+  if (span.dataset.flag === row.flag && span.dataset.name === row.name) return;
+  span.dataset.flag = row.flag;
+  span.dataset.name = row.name;
+  span.textContent = "";
+  const svg = document.createElementNS(svgNamespace, "svg");
+  svg.setAttribute("viewBox", "0 0 30 20");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `${row.name} flag`);
+  span.classList.remove("plain");
+  if (row.flag && document.getElementById(row.flag) instanceof SVGSymbolElement) {
+    const use = document.createElementNS(svgNamespace, "use");
+    use.setAttribute("href", `#${row.flag}`);
+    svg.appendChild(use);
+  } else {
+    const initial = document.createElementNS(svgNamespace, "text");
+    initial.setAttribute("x", "15");
+    initial.setAttribute("y", "14.5");
+    initial.setAttribute("text-anchor", "middle");
+    initial.textContent = (row.name || "?").trim().charAt(0).toUpperCase();
+    svg.appendChild(initial);
+    span.classList.add("plain");
+  }
+  span.appendChild(svg);
 }
 
 function makeSectionElement(name) {
@@ -124,6 +192,7 @@ function showState(message) {
   renderSectionCounts();
   updateZoneList();
   setStatus(`live · ${table.sections.reduce((n, s) => n + s.rows.length, 0)} teams`);
+  recheckError();
 }
 
 // MARK: One batch, with UITableView's rules
@@ -216,6 +285,7 @@ function applyBatch(changes) {
   table.batchesApplied += 1;
   renderSectionCounts();
   updateZoneList();
+  recheckError();
 }
 
 // MARK: Connection
@@ -247,11 +317,17 @@ function connect() {
   };
 }
 
-document.getElementById("add-team").addEventListener("submit", async (event) => {
+const addForm = document.getElementById("add-team");
+addForm.addEventListener("submit", async (event) => {
   event.preventDefault();
-  const form = event.target;
-  const field = (name) => form.elements.namedItem(name).value;
-  if (await post("/api/teams", { name: field("name"), zone: field("zone") })) form.reset();
+  const field = (name) => addForm.elements.namedItem(name).value;
+  const sent = { name: field("name"), zone: field("zone") };
+  // A refusal holds while the form still says what was refused and, for a name already taken,
+  // while a team of that name is in the table.
+  const stillTrue = (message) => () => field("name") === sent.name && field("zone") === sent.zone
+    && (!message.includes("already exists") || hasTeam(sent.name));
+  if (await post("/api/teams", sent, stillTrue)) addForm.reset();
 });
+addForm.addEventListener("input", recheckError);
 
-connect();
+loadFlags().then(connect);

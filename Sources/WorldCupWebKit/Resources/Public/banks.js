@@ -72,8 +72,7 @@ function render() {
     document.body.dataset.firstScreenMs = String(banks.firstScreenMs);
   }
   document.getElementById("status").textContent =
-    `${banks.count.toLocaleString("en-US")} banks, sorted by closing date · rows ${first + 1}–${last + 1}` +
-    (banks.firstScreenMs === null ? "" : ` · first screen in ${banks.firstScreenMs} ms`);
+    `${banks.count.toLocaleString("en-US")} banks, sorted by closing date · rows ${first + 1}–${last + 1}`;
 }
 
 async function start() {
