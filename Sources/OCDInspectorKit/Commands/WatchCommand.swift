@@ -11,9 +11,11 @@ struct WatchCommand: InspectorCommand {
         commandName: "watch",
         abstract: "Print the objects other processes insert, update and delete, as they save.",
         discussion: """
-            The store is read over a read-only connection: SQLite's data_version tells when \
-            another connection committed, and the rows (Z_PK, Z_OPT and attributes) are compared \
-            with the previous reading. Stop with Ctrl-C.
+            The store is read over a read-only connection; SQLite's data_version tells when \
+            another connection committed. A store that records persistent history \
+            (NSPersistentHistoryTrackingKey) gives every change, in the order it was committed. \
+            Otherwise the rows (Z_PK, Z_OPT and attributes) are compared with the previous \
+            reading, so changes that cancel out between two checks are not seen. Stop with Ctrl-C.
             """
     )
 
@@ -50,27 +52,37 @@ struct WatchCommand: InspectorCommand {
         defer { stop.uninstall() }
 
         try ReadOnlyDatabase.with(url, label: "ocd.watch") { database in
-            try watch(database, url: url, entities: watched, storeUUID: metadata[NSStoreUUIDKey] as? String ?? "", stop: stop, console: console)
+            let hasHistory = try database.read { db in try db.tableExists("ATRANSACTION") && db.tableExists("ACHANGE") }
+            let stack = hasHistory ? try StoreStack.openReadOnly(url, model: loaded, readsHistory: true) : nil
+            defer { stack?.close() }
+            try watch(database, history: stack, url: url, entities: watched, storeUUID: metadata[NSStoreUUIDKey] as? String ?? "", stop: stop, console: console)
         }
     }
 
-    /// Prints the changes of each commit of another connection until stopped.
-    private func watch(_ database: DatabaseQueue, url: URL, entities watched: [NSEntityDescription], storeUUID: String,
+    /// Prints the changes of each commit of another connection until stopped: from the store's
+    /// history when `history` is a stack reading it, else by comparing rows.
+    private func watch(_ database: DatabaseQueue, history: StoreStack?, url: URL, entities watched: [NSEntityDescription], storeUUID: String,
                        stop: StopSignal, console: Console) throws {
         let reader = try database.read { db in try StoreSnapshotReader(db, entities: watched, storeUUID: storeUUID) }
         var (version, snapshot) = try database.read { db in (try Self.dataVersion(db), try reader.read(db)) }
+        var historyChanges = history.map { HistoryChanges(stack: $0, watching: watched, snapshot: snapshot) }
         console.writeError("watching \(url.path) (\(watched.compactMap(\.name).joined(separator: ", ")): \(snapshot.rows.count) objects); Ctrl-C stops\n")
+        if historyChanges == nil {
+            console.writeError("the store records no persistent history: changes are found by comparing rows, so changes that cancel out between two checks are not seen\n")
+        }
 
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         var printed = 0
         while !stop.isSet, deadline.map({ Date() < $0 }) ?? true {
             Thread.sleep(forTimeInterval: interval)
-            let (newVersion, newSnapshot) = try database.read { db -> (Int64, StoreSnapshot?) in
-                let current = try Self.dataVersion(db)
-                return (current, current == version ? nil : try reader.read(db))
-            }
-            guard let newSnapshot else { continue }
-            for change in newSnapshot.changes(since: snapshot) {
+            let newVersion = try database.read { db in try Self.dataVersion(db) }
+            guard newVersion != version else { continue }
+            // The history first, then the rows: every change fetched is in the rows read (or
+            // superseded there), and one committed in between is fetched on the next round.
+            let transactions = try historyChanges?.fetchNew()
+            let newSnapshot = try database.read { db in try reader.read(db) }
+            let changes = transactions.map { historyChanges!.changes(in: $0, rows: newSnapshot) } ?? newSnapshot.changes(since: snapshot)
+            for change in changes {
                 console.line(json ? Self.compact(change.json) : change.text)
                 printed += 1
                 if let stopAfter, printed >= stopAfter { return }

@@ -27,10 +27,13 @@ final class StoreStack {
     deinit { close() }
 
     /// Opens an existing store read-only: a missing file is error 260, a file that is not a
-    /// store 134000, a model that does not fit the store 134100.
-    static func openReadOnly(_ url: URL, model: NSManagedObjectModel) throws -> StoreStack {
+    /// store 134000, a model that does not fit the store 134100. With `readsHistory`, the store's
+    /// persistent history can be fetched (the store must have its tables).
+    static func openReadOnly(_ url: URL, model: NSManagedObjectModel, readsHistory: Bool = false) throws -> StoreStack {
         guard FileManager.default.fileExists(atPath: url.path) else { throw InspectorError.noSuchFile(url, what: "store") }
-        return try open(url, type: StoreFileType.detect(url), model: model, options: [NSReadOnlyPersistentStoreOption: true])
+        var options: [AnyHashable: Any] = [NSReadOnlyPersistentStoreOption: true]
+        if readsHistory { options[NSPersistentHistoryTrackingKey] = true as NSNumber }
+        return try open(url, type: StoreFileType.detect(url), model: model, options: options)
     }
 
     /// Opens a store for writing, creating a SQLite store when there is no file.

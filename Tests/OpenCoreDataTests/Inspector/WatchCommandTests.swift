@@ -35,7 +35,35 @@ struct WatchCommandTests {
         #expect(lines[1].hasSuffix("/Team/p1 wins: 5 -> 6"))
         #expect(lines[2].hasPrefix("delete Team x-coredata://"))
         #expect(lines[2].hasSuffix("/Team/p2"))
-        #expect(console.errors.split(separator: "\n").count == 1)
+        #expect(console.errors.split(separator: "\n").count == 2)
+        #expect(console.errors.contains("the store records no persistent history"), "\(console.errors)")
+    }
+
+    @Test("with persistent history, an insert, an update and a delete saved in quick succession are all printed, in order")
+    func everyChangeFromHistory() async throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
+        let writer = try WorldCupWriter(store, history: true)
+        let console = Console.capturing()
+        let arguments = ["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team",
+                         "--interval", "0.3", "--stop-after", "3", "--timeout", "300"]
+        let watcher = Task { await offThePool { OCDCommand.run(arguments: arguments, console: console) } }
+        try await WatchWaiting.until { console.errors.contains("watching") }
+        // Three saves well inside one interval: comparing rows would see only the update.
+        try writer.insert("Peru", wins: 2)
+        try writer.setWins(of: "Brazil", to: 6)
+        try writer.delete("Peru")
+        #expect(await watcher.value == 0)
+        writer.close()
+
+        let lines = console.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        // The insert's values are those read after it: none, if Peru was already deleted then.
+        #expect(lines.first?.hasPrefix("insert Team x-coredata://") == true && lines.first?.contains("/Team/p2") == true, "\(lines)")
+        #expect(lines.dropFirst().first?.hasSuffix("/Team/p1 wins: 5 -> 6") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("delete Team x-coredata://") == true && lines.last?.hasSuffix("/Team/p2") == true, "\(lines)")
+        #expect(!console.errors.contains("no persistent history"))
     }
 
     @Test("a store that does not exist is an error, before any waiting")
@@ -62,10 +90,12 @@ final class WorldCupWriter {
     private let store: NSPersistentStore
     private let context: NSManagedObjectContext
 
-    init(_ url: URL) throws {
+    /// With `history`, the store records persistent history.
+    init(_ url: URL, history: Bool = false) throws {
         let model = try NSManagedObjectModel.load(contentsOf: URL(fileURLWithPath: Inspector.worldCupModel))
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url)
+        store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+                                                   options: history ? [NSPersistentHistoryTrackingKey: true as NSNumber] : nil)
         context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
     }
