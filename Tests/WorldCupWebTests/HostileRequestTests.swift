@@ -100,4 +100,33 @@ struct HostileRequestTests {
             #expect(refused.body.contains("teamName"), "\(refused.body.prefix(200))")
         }
     }
+
+    @Test("hostile IDs and bodies at every write endpoint: each answered with an error, and the server goes on")
+    func hostileWrites() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (task, port) = try await Self.startServer(directory)
+        defer { task.cancel() }
+        let json = ["Content-Type: application/json"]
+        let ids = ["x-coredata://nowhere/Team/p-1", "x-coredata://nowhere/Team/p99999999999999999999999",
+                   "x-coredata://nowhere/Team/p9223372036854775807", "x-coredata://nowhere/Nope/p1", "not a url", "",
+                   String(repeating: "x", count: 100_000)]
+        for path in ["/api/teams/win", "/api/teams/delete"] {
+            for id in ids {
+                let reply = try await Self.post(path, body: "{\"id\": \"\(id)\"}", port: port, headers: json)
+                #expect(reply.status.hasPrefix("HTTP/1.1 4"), "\(path) \(id.prefix(40)): \(reply.status)")
+                #expect(reply.body.hasPrefix("{\"error\""), "\(path): \(reply.body.prefix(80))")
+            }
+            for body in ["{\"id\": 9223372036854775807}", "{\"id\": -1e999}", "{\"id\": null}", "[]", "{}", "\"x\""] {
+                let reply = try await Self.post(path, body: body, port: port, headers: json)
+                #expect(reply.status.hasPrefix("HTTP/1.1 4"), "\(path) \(body): \(reply.status)")
+            }
+        }
+        for body in ["{\"name\": 12, \"zone\": 1e999}", "{\"name\": \"\", \"zone\": \"\"}", "{\"name\": \"   \", \"zone\": \"Europe\"}"] {
+            let reply = try await Self.post("/api/teams", body: body, port: port, headers: json)
+            #expect(reply.status.hasPrefix("HTTP/1.1 4"), "\(body): \(reply.status)")
+        }
+        let (status, info) = try await Self.get("/api/banks/info", port: port)
+        #expect(status.hasPrefix("HTTP/1.1 200") && info.contains("233"), "the server still answers")
+    }
 }
