@@ -581,6 +581,8 @@ var rows = 200_000
 var queryRows = 1_000_000
 /// How many times the controller matrix runs the raw query, the floor and `performFetch` (their median).
 var matrixRuns = 1
+/// The controller matrix's section keys (`--sections`, comma-separated): all by default.
+var matrixSections = MatrixCell.Section.allCases
 var skipQueries = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
@@ -597,11 +599,12 @@ while let argument = iterator.next() {
     case "--runs": matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
     case "--skip-queries": skipQueries = true
     case "--only": only = iterator.next()
+    case "--sections": matrixSections = (iterator.next() ?? "").split(separator: ",").compactMap { MatrixCell.Section(rawValue: String($0)) }
     case "--time-limit": timeLimit = Double(iterator.next() ?? "") ?? timeLimit
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--sections none,team,level,department] [--time-limit SECONDS]"); exit(2)
     }
 }
 
@@ -730,7 +733,7 @@ if !skipQueries && runs("controller") {
     NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-bench-\(getpid())")
 }
 if !skipQueries && runs("controller-matrix") {
-    try runControllerMatrix(rows: queryRows, runs: matrixRuns, directory: directory, sections: MatrixCell.Section.allCases, sorts: MatrixCell.Sort.allCases)
+    try runControllerMatrix(rows: queryRows, runs: matrixRuns, directory: directory, sections: matrixSections, sorts: MatrixCell.Sort.allCases)
 }
 if !skipQueries && runs("batch") {
     try report("NSBatchUpdateRequest (half the rows)", baseline: ("raw UPDATE", "update-raw"),

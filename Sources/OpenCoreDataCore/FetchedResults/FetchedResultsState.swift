@@ -128,14 +128,9 @@ final class FetchedResultsState {
             chunk.keys.append(key(of: object))
             let name = reader.read(object, into: &chunk)
             try sections.append(name, row: position)
-            if chunk.count == FetchedResultsIndex.chunkSize {
-                chunk.trimExcessCapacity()
-                rows.chunks.append(chunk)
-                chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize, following: rows.chunks[rows.chunks.count - 1])
-            }
+            rows.keepIfFull(&chunk, kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
         }
-        chunk.trimExcessCapacity()
-        if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+        rows.keepLast(&chunk)
         // The keys were made with this state's origins.
         rows.origins = origins
         rows.sections = sections.runs

@@ -96,6 +96,22 @@ struct SortedRows {
     var origins: [Origin] = []
     var count: Int { chunks.reduce(0) { $0 + $1.count } }
 
+    /// Rows are filled into `chunk` until it holds `capacity`; then this keeps it (trimmed) and
+    /// gives `chunk` a fresh one that follows it. Call after each row; `keepLast` at the end.
+    @inline(__always)
+    mutating func keepIfFull(_ chunk: inout SortedRowsChunk, kinds: [SortValue.Kind], capacity: Int) {
+        guard chunk.count == capacity else { return }
+        chunk.trimExcessCapacity()
+        chunks.append(chunk)
+        chunk = SortedRowsChunk(kinds: kinds, capacity: capacity, following: chunks[chunks.count - 1])
+    }
+
+    /// Keeps the last chunk filled by `keepIfFull`'s caller (an empty one only if it is the only one).
+    mutating func keepLast(_ chunk: inout SortedRowsChunk) {
+        chunk.trimExcessCapacity()
+        if chunk.count > 0 || chunks.isEmpty { chunks.append(chunk) }
+    }
+
     /// The primary key of a row key.
     @inline(__always)
     static func primaryKey(of key: Int64) -> Int64 { key >= 0 ? key & primaryKeyMask : key }

@@ -91,14 +91,9 @@ extension SQLiteStore {
                     try sections.add(handle, column: sectionColumn.index, kind: sectionColumn.read, row: rowIndex)
                 }
                 rowIndex += 1
-                if chunk.count == chunkSize {
-                    chunk.trimExcessCapacity()
-                    rows.chunks.append(chunk)
-                    chunk = SortedRowsChunk(kinds: kinds, capacity: chunkSize, following: rows.chunks[rows.chunks.count - 1])
-                }
+                rows.keepIfFull(&chunk, kinds: kinds, capacity: chunkSize)
             }
-            chunk.trimExcessCapacity()
-            if chunk.count > 0 || rows.chunks.isEmpty { rows.chunks.append(chunk) }
+            rows.keepLast(&chunk)
             rows.sections = sectionColumn == nil ? (rowIndex > 0 ? [("", rowIndex)] : []) : sections.runs
             if ordersTiesInMemory { rows.orderNumericTiesByKey() }
             return rows
