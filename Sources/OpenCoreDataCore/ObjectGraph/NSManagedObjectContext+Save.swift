@@ -55,23 +55,46 @@ extension NSManagedObjectContext {
 
     /// Hands the changes to the parent. When objects changed in the store since they were read,
     /// the merge policy resolves the conflicts (or throws) and the save is tried again.
+    ///
+    /// The first try runs as any save. Once it meets conflicts, the rows are read, the conflicts
+    /// resolved and the save tried again with the stores' writes held (`holdingWrites`), as Apple's
+    /// Core Data resolves under its lock: no other writer, in this process or another, can commit
+    /// between the rows the merge policy saw and the save, so a busy writer can't make every
+    /// retry conflict again. (Attempts can still repeat: a resolution may leave conflicts.)
     private func applyChangesResolvingConflicts(to parent: ParentStore) throws -> PermanentIDs {
-        var attempts = 0
-        while true {
-            let changes = makeSaveChanges()
-            if changes.isEmpty { return [:] }
-            do {
-                return try parent.applyChanges(changes, from: self)
-            } catch let conflicts as StoreVersionConflicts {
+        let changes = makeSaveChanges()
+        if changes.isEmpty { return [:] }
+        var firstConflict: Error
+        do {
+            return try parent.applyChanges(changes, from: self)
+        } catch let conflicts as StoreVersionConflicts {
+            firstConflict = conflicts
+        } catch let conflicts as StoreConstraintConflicts {
+            firstConflict = conflicts
+        }
+        return try parent.holdingWrites {
+            var conflict = firstConflict
+            var attempts = 0
+            while true {
                 attempts += 1
-                let list = try mergeConflicts(for: conflicts.objectIDs, in: parent)
-                guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.mergeError(list) }
-                try effectiveMergePolicy.resolve(mergeConflicts: list)
-            } catch let conflicts as StoreConstraintConflicts {
-                attempts += 1
-                let list = try constraintConflicts(for: conflicts.violations, in: parent)
-                guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.constraintError(list) }
-                try effectiveMergePolicy.resolve(mergeConflicts: list)
+                if let conflicts = conflict as? StoreVersionConflicts {
+                    let list = try mergeConflicts(for: conflicts.objectIDs, in: parent)
+                    guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.mergeError(list) }
+                    try effectiveMergePolicy.resolve(mergeConflicts: list)
+                } else if let conflicts = conflict as? StoreConstraintConflicts {
+                    let list = try constraintConflicts(for: conflicts.violations, in: parent)
+                    guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.constraintError(list) }
+                    try effectiveMergePolicy.resolve(mergeConflicts: list)
+                }
+                let changes = makeSaveChanges()
+                if changes.isEmpty { return [:] }
+                do {
+                    return try parent.applyChanges(changes, from: self)
+                } catch let conflicts as StoreVersionConflicts {
+                    conflict = conflicts
+                } catch let conflicts as StoreConstraintConflicts {
+                    conflict = conflicts
+                }
             }
         }
     }

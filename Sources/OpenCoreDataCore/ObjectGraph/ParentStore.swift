@@ -106,4 +106,12 @@ protocol ParentStore: AnyObject {
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID]
     /// Applies a child's changes atomically; returns the permanent IDs given to inserted objects.
     func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs
+    /// Runs `body` with every store's writes held, so that nothing another connection or process
+    /// commits can fall between what `body` reads and what it saves (a save resolving conflicts
+    /// reads the stored rows, merges and saves again in one transaction). A parent context just runs it.
+    func holdingWrites<T>(_ body: () throws -> T) throws -> T
+}
+
+extension ParentStore {
+    func holdingWrites<T>(_ body: () throws -> T) throws -> T { try body() }
 }

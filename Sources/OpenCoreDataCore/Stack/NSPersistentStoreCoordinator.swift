@@ -299,6 +299,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }
 
+    func holdingWrites<T>(_ body: () throws -> T) throws -> T {
+        try withLock {
+            /// Each writable store's writes held in turn, in the order the stores were added.
+            func hold(_ remaining: ArraySlice<NSPersistentStore>) throws -> T {
+                guard let store = remaining.first else { return try body() }
+                return try store.holdingWrites { try hold(remaining.dropFirst()) }
+            }
+            return try hold(stores.filter { !$0.isReadOnly }[...])
+        }
+    }
+
     func applyChanges(_ changes: SaveChanges, from context: NSManagedObjectContext) throws -> PermanentIDs {
         try withLock {
             // Records grouped by store (a model rarely spans more than a few, so a linear search).

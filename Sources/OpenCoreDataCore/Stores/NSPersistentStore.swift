@@ -137,6 +137,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
     /// Writes a save all or nothing; returns the permanent IDs given to inserted objects.
     func save(_ changes: SaveChanges) throws -> PermanentIDs { [:] }
+    /// Runs `body` with the store's file held for writing by this store alone: reads and saves
+    /// inside it see and make one transaction. Stores whose file no other writer can change while
+    /// the coordinator's lock is held (the in-memory and binary stores) just run it.
+    func holdingWrites<T>(_ body: () throws -> T) throws -> T { try body() }
     /// Runs a batch update, delete or insert request; `author` goes into its history record.
     func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult {
         throw CoreDataError.make(.unsupportedRequest, "The \(type) store does not support \(Swift.type(of: request)).")

@@ -222,6 +222,51 @@ import Testing
         #expect(scenario.values(stored) == ("Mine", 20, "their note"))
     }
 
+    /// A policy that, while it resolves, has another connection to the store try to commit
+    /// (with a short lock timeout): the resolution and the save after it hold the store's writes.
+    final class InterruptedPolicy: NSMergePolicy, @unchecked Sendable {
+        var interrupt: (() -> Void)?
+        init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
+        override func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
+            interrupt?()
+            interrupt = nil
+            try super.resolve(optimisticLockingConflicts: list)
+        }
+    }
+
+    /// A conflict is resolved and saved with the store's writes held: another process's commit
+    /// can't fall between the rows the policy merged and the save (it waits, here until its
+    /// timeout), so the retry doesn't meet a new conflict.
+    @Test func aConflictIsResolvedAndSavedWithTheStoresWritesHeld() throws {
+        let scenario = try Scenario()
+        defer { scenario.cleanUp() }
+        try scenario.makeConflict()
+        let intruder = NSPersistentStoreCoordinator(managedObjectModel: scenario.coordinators[0].managedObjectModel)
+        try intruder.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: scenario.url,
+                                        options: [NSPersistentStoreTimeoutOption: 0.2 as NSNumber])
+        // A read-only store beside the saving one: its writes aren't held (it can't be written).
+        let other = TestSupport.temporaryDirectory().appendingPathComponent("Other.sqlite")
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: scenario.url.path + suffix) {
+            try FileManager.default.copyItem(atPath: scenario.url.path + suffix, toPath: other.path + suffix)
+        }
+        try scenario.coordinators[0].addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: other,
+                                                        options: [NSReadOnlyPersistentStoreOption: true])
+        let intruderContext = TestSupport.context(intruder)
+        let intruderItem = try intruderContext.existingObject(with: scenario.item.objectID)
+        var intrusion: Result<Void, Error>?
+        let policy = InterruptedPolicy()
+        policy.interrupt = {
+            intruderItem.setValue("intruder note", forKey: "note")
+            intrusion = Result { try intruderContext.save() }
+        }
+        scenario.mine.mergePolicy = policy
+        try scenario.mine.save()
+        #expect(throws: (any Error).self, "the other writer could not commit during the resolution") { try intrusion?.get() }
+        #expect(intrusion != nil, "the policy was asked to resolve")
+        let (name, price, note, _) = try scenario.storedRow()
+        #expect(name == "Mine" && price == 30 && note == "their note")
+    }
+
     /// Two private-queue contexts on two coordinators change different properties of one object
     /// and save at the same time, over and over: every save goes through (conflicts resolved and
     /// retried), and the store ends with each side's last value.

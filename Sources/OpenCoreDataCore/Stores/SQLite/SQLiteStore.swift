@@ -390,6 +390,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
+            if let heldWrite { return try body(heldWrite) }
             return try database.inDatabase(body)
         } catch {
             throw Self.translate(error, url: url, during: .reading)
@@ -405,6 +406,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     func write(_ body: (Database) throws -> Void) throws {
         do {
+            if let heldWrite {
+                // Inside `holdingWrites`: a savepoint of its transaction, undone alone on failure.
+                try heldWrite.inSavepoint {
+                    try body(heldWrite)
+                    return .commit
+                }
+                return
+            }
             try database.inTransaction(.immediate) { db in
                 try body(db)
                 // After the body: a new store's tables exist only then, and rows it wrote before
@@ -830,6 +839,33 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func save(_ changes: SaveChanges) throws -> PermanentIDs {
         try saveInOneTransaction(changes)
+    }
+
+    /// The connection inside `holdingWrites`' transaction, where `read` and `write` run meanwhile.
+    /// Used only under the coordinator's lock, by the thread that holds it.
+    private var heldWrite: Database?
+
+    /// Runs `body` in one immediate transaction: no other connection or process can commit until
+    /// it ends, and this store's reads and saves inside it (savepoints) are part of it. Committed
+    /// when `body` returns, rolled back when it throws.
+    override func holdingWrites<T>(_ body: () throws -> T) throws -> T {
+        guard heldWrite == nil else { return try body() }
+        var result: T?
+        do {
+            try database.inTransaction(.immediate) { db in
+                heldWrite = db
+                defer { heldWrite = nil }
+                result = try body()
+                if let derivedAttributes, !derivedAttributesInstalled.withLock({ $0 }) { try derivedAttributes.install(db) }
+                return .commit
+            }
+            derivedAttributesInstalled.withLock { $0 = true }
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            throw error
+        } catch let error as DatabaseError {
+            throw Self.translate(error, url: url, during: .saving)
+        }
+        return result!
     }
 
     /// The write plans made so far, by entity.
