@@ -62,18 +62,12 @@ extension NSManagedObjectContext {
     /// between the rows the merge policy saw and the save, so a busy writer can't make every
     /// retry conflict again. (Attempts can still repeat: a resolution may leave conflicts.)
     private func applyChangesResolvingConflicts(to parent: ParentStore) throws -> PermanentIDs {
-        let changes = makeSaveChanges()
-        if changes.isEmpty { return [:] }
-        var firstConflict: Error
-        do {
-            return try parent.applyChanges(changes, from: self)
-        } catch let conflicts as StoreVersionConflicts {
-            firstConflict = conflicts
-        } catch let conflicts as StoreConstraintConflicts {
-            firstConflict = conflicts
+        var conflict: any Error
+        switch try attemptSave(to: parent) {
+        case .saved(let ids): return ids
+        case .conflict(let first): conflict = first
         }
         return try parent.holdingWrites {
-            var conflict = firstConflict
             var attempts = 0
             while true {
                 attempts += 1
@@ -86,16 +80,31 @@ extension NSManagedObjectContext {
                     guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.constraintError(list) }
                     try effectiveMergePolicy.resolve(mergeConflicts: list)
                 }
-                let changes = makeSaveChanges()
-                if changes.isEmpty { return [:] }
-                do {
-                    return try parent.applyChanges(changes, from: self)
-                } catch let conflicts as StoreVersionConflicts {
-                    conflict = conflicts
-                } catch let conflicts as StoreConstraintConflicts {
-                    conflict = conflicts
+                switch try attemptSave(to: parent) {
+                case .saved(let ids): return ids
+                case .conflict(let next): conflict = next
                 }
             }
+        }
+    }
+
+    /// How one try of a save ended: saved (with the permanent IDs), or conflicts to resolve.
+    private enum SaveAttempt {
+        case saved(PermanentIDs)
+        case conflict(any Error)
+    }
+
+    /// Builds the changes and hands them to the parent once; a store's version or uniqueness
+    /// conflicts are returned, any other error thrown.
+    private func attemptSave(to parent: ParentStore) throws -> SaveAttempt {
+        let changes = makeSaveChanges()
+        if changes.isEmpty { return .saved([:]) }
+        do {
+            return .saved(try parent.applyChanges(changes, from: self))
+        } catch let conflicts as StoreVersionConflicts {
+            return .conflict(conflicts)
+        } catch let conflicts as StoreConstraintConflicts {
+            return .conflict(conflicts)
         }
     }
 
