@@ -81,7 +81,12 @@ struct WatchCommand: InspectorCommand {
             // superseded there), and one committed in between is fetched on the next round.
             let transactions = try historyChanges?.fetchNew()
             let newSnapshot = try database.read { db in try reader.read(db) }
-            let changes = transactions.map { historyChanges!.changes(in: $0, rows: newSnapshot) } ?? newSnapshot.changes(since: snapshot)
+            let changes: [StoreChange]
+            if let transactions, let fromHistory = historyChanges?.changes(in: transactions, rows: newSnapshot) {
+                changes = fromHistory
+            } else {
+                changes = newSnapshot.changes(since: snapshot)
+            }
             for change in changes {
                 console.line(json ? Self.compact(change.json) : change.text)
                 printed += 1
