@@ -105,12 +105,22 @@ func ownerEntityColumn(_ db: Database) throws -> String {
     try db.columns(in: "ZITEM").map(\.name).first { $0.hasSuffix("_OWNER") }!
 }
 
-/// Fetches every item and reads its value and its owner (a fault whose ID names the owner's
-/// entity); checks that half the owners are SpecialOwners where the model says so.
-func subentityOpenCoreData(_ directory: URL, store: SubentityStore) throws -> Int64 {
+/// Runs `body` on the queue of a private context over one of the subentity stores.
+private func withSubentityContext<T>(_ directory: URL, _ store: SubentityStore, _ body: (NSManagedObjectContext) throws -> T) throws -> T {
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = try openStore(directory.appendingPathComponent(store.rawValue), model: makeSubentityModel(withSubentity: store.hasSubentity))
-    return try context.performAndWait {
+    return try context.performAndWait { try body(context) }
+}
+
+/// Checks that half the owners read are SpecialOwners where the model has that subentity.
+private func checkOwners(specials: Int, of rows: Int, in store: SubentityStore) {
+    precondition(specials == (store.hasSubentity ? rows / 2 : 0), "owners of the wrong entity: \(specials) SpecialOwners")
+}
+
+/// Fetches every item and reads its value and its owner (a fault whose ID names the owner's
+/// entity); checks the owners' entities.
+func subentityOpenCoreData(_ directory: URL, store: SubentityStore) throws -> Int64 {
+    try withSubentityContext(directory, store) { context in
         let items = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item"))
         var sum: Int64 = 0
         var specials = 0
@@ -121,17 +131,15 @@ func subentityOpenCoreData(_ directory: URL, store: SubentityStore) throws -> In
                 if owner.objectID.entity.name == "SpecialOwner" { specials += 1 }
             }
         }
-        precondition(specials == (store.hasSubentity ? items.count / 2 : 0), "owners of the wrong entity: \(specials) SpecialOwners")
+        checkOwners(specials: specials, of: items.count, in: store)
         return sum
     }
 }
 
 /// Fetches every item as a dictionary of its value and its owner's object ID; checks the owners'
-/// entities as `subentityOpenCoreData` does.
+/// entities.
 func subentityDictionaries(_ directory: URL, store: SubentityStore) throws -> Int64 {
-    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-    context.persistentStoreCoordinator = try openStore(directory.appendingPathComponent(store.rawValue), model: makeSubentityModel(withSubentity: store.hasSubentity))
-    return try context.performAndWait {
+    try withSubentityContext(directory, store) { context in
         let request = NSFetchRequest<NSDictionary>(entityName: "Item")
         request.resultType = .dictionaryResultType
         request.propertiesToFetch = ["value", "owner"]
@@ -145,7 +153,7 @@ func subentityDictionaries(_ directory: URL, store: SubentityStore) throws -> In
                 if owner.entity.name == "SpecialOwner" { specials += 1 }
             }
         }
-        precondition(specials == (store.hasSubentity ? rows.count / 2 : 0), "owners of the wrong entity: \(specials) SpecialOwners")
+        checkOwners(specials: specials, of: rows.count, in: store)
         return sum
     }
 }

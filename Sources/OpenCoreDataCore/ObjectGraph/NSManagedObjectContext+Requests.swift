@@ -47,7 +47,7 @@ extension NSManagedObjectContext {
             throw CoreDataError.make(.coreData, "The context has no persistent store coordinator.")
         }
         if let history = request as? NSPersistentHistoryChangeRequest { return try coordinator.executeHistory(history) }
-        return try coordinator.executeBatch(request, author: TransactionAuthor(author: transactionAuthor, contextName: name))
+        return try coordinator.executeBatch(request, author: historyAuthor)
     }
 }
 

@@ -62,28 +62,25 @@ extension NSManagedObjectContext {
     /// between the rows the merge policy saw and the save, so a busy writer can't make every
     /// retry conflict again. (Attempts can still repeat: a resolution may leave conflicts.)
     private func applyChangesResolvingConflicts(to parent: ParentStore) throws -> PermanentIDs {
-        var conflict: any Error
-        switch try attemptSave(to: parent) {
-        case .saved(let ids): return ids
-        case .conflict(let first): conflict = first
-        }
+        var attempt = try attemptSave(to: parent)
+        if case .saved(let ids) = attempt { return ids }
         return try parent.holdingWrites {
             var attempts = 0
             while true {
                 attempts += 1
-                if let conflicts = conflict as? StoreVersionConflicts {
+                switch attempt {
+                case .saved(let ids):
+                    return ids
+                case .versionConflicts(let conflicts):
                     let list = try mergeConflicts(for: conflicts.objectIDs, in: parent)
                     guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.mergeError(list) }
                     try effectiveMergePolicy.resolve(mergeConflicts: list)
-                } else if let conflicts = conflict as? StoreConstraintConflicts {
+                case .constraintConflicts(let conflicts):
                     let list = try constraintConflicts(for: conflicts.violations, in: parent)
                     guard attempts < Self.conflictResolutionAttempts else { throw NSMergePolicy.constraintError(list) }
                     try effectiveMergePolicy.resolve(mergeConflicts: list)
                 }
-                switch try attemptSave(to: parent) {
-                case .saved(let ids): return ids
-                case .conflict(let next): conflict = next
-                }
+                attempt = try attemptSave(to: parent)
             }
         }
     }
@@ -91,7 +88,8 @@ extension NSManagedObjectContext {
     /// How one try of a save ended: saved (with the permanent IDs), or conflicts to resolve.
     private enum SaveAttempt {
         case saved(PermanentIDs)
-        case conflict(any Error)
+        case versionConflicts(StoreVersionConflicts)
+        case constraintConflicts(StoreConstraintConflicts)
     }
 
     /// Builds the changes and hands them to the parent once; a store's version or uniqueness
@@ -102,9 +100,9 @@ extension NSManagedObjectContext {
         do {
             return .saved(try parent.applyChanges(changes, from: self))
         } catch let conflicts as StoreVersionConflicts {
-            return .conflict(conflicts)
+            return .versionConflicts(conflicts)
         } catch let conflicts as StoreConstraintConflicts {
-            return .conflict(conflicts)
+            return .constraintConflicts(conflicts)
         }
     }
 
@@ -213,7 +211,7 @@ extension NSManagedObjectContext {
         // Changed and deleted objects are checked anyway, and new ones have no stored version.
         changes.checked = objectsToCheckForConflicts.values.filter { $0.managedObjectContext === self && !$0.hasChanges && !$0.objectID.isTemporaryID }
             .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }
-        changes.author = TransactionAuthor(author: transactionAuthor, contextName: name)
+        changes.author = historyAuthor
         if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
             for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
         }

@@ -33,6 +33,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var name: String?
     /// The author recorded in persistent history for this context's saves.
     public var transactionAuthor: String?
+    /// Who this context's saves and batch requests are recorded as in persistent history.
+    var historyAuthor: TransactionAuthor { TransactionAuthor(author: transactionAuthor, contextName: name) }
     /// Whether the context merges changes saved by its parent (or by sibling contexts of the coordinator) automatically.
     public var automaticallyMergesChangesFromParent: Bool = false
     /// How a save resolves conflicts with the store: an `NSMergePolicy` (or one of the legacy

@@ -37,7 +37,7 @@ public final class LiveTeamTable: @unchecked Sendable {
             controller.delegate = recorder
             // Watch before the fetch, so that no commit falls between the two.
             remoteChanges = RemoteChangeMerger(context: context, retention: historyRetention, pruneInterval: historyPruneInterval) { error in
-                CoreDataLog.logger.error("worldcup-web: can't read the store's history: \(error.localizedDescription)")
+                CoreDataLog.logger.error("worldcup-web: can't read or prune the store's history: \(error.localizedDescription)")
             }
             try controller.performFetch()
         }
@@ -104,12 +104,8 @@ public final class LiveTeamTable: @unchecked Sendable {
                 context.rollback()
                 throw error
             }
-            do {
-                try remoteChanges?.pruneIfDue()
-            } catch {
-                // The save stands; the history is pruned at a later save.
-                CoreDataLog.logger.error("worldcup-web: can't prune the store's history: \(error.localizedDescription)")
-            }
+            // The save stands whatever the pruning does (its errors are logged).
+            remoteChanges?.pruneIfDue()
         }
     }
 

@@ -19,7 +19,8 @@ final class RemoteChangeMerger: @unchecked Sendable {
     private let processID = String(ProcessInfo.processInfo.processIdentifier)
     private var lastToken: NSPersistentHistoryToken?
     private var observer: NSObjectProtocol?
-    /// Called on the context's queue with each error a catch-up or a pruning throws.
+    /// Called on the context's queue with each error a catch-up or a pruning throws (the history
+    /// can't be read or deleted).
     private let onError: @Sendable (Error) -> Void
     /// How long history is kept once merged.
     let retention: TimeInterval
@@ -28,7 +29,7 @@ final class RemoteChangeMerger: @unchecked Sendable {
     private var lastPruning = Date.distantPast
 
     /// Starts watching the coordinator of `context`; history older than now is not merged.
-    init(context: NSManagedObjectContext, retention: TimeInterval = 300, pruneInterval: TimeInterval = 60,
+    init(context: NSManagedObjectContext, retention: TimeInterval, pruneInterval: TimeInterval,
          onError: @escaping @Sendable (Error) -> Void) {
         self.context = context
         self.retention = retention
@@ -48,23 +49,31 @@ final class RemoteChangeMerger: @unchecked Sendable {
     /// Fetches the history after the last token and merges what other processes committed.
     func catchUp() {
         context.perform { [self] in
-            do {
+            reportingErrors {
                 try mergeNewTransactions()
-                try pruneIfDue()
-            } catch {
-                onError(error)
+                try prune(caughtUp: true)
             }
         }
     }
 
-    /// Prunes the history if the last pruning is `pruneInterval` old; call on the context's queue
-    /// (after each of the context's own saves, say).
-    func pruneIfDue() throws {
+    /// Prunes the history if the last pruning is `pruneInterval` old, catching up first; call on
+    /// the context's queue (after each of the context's own saves, say). Errors go to `onError`.
+    func pruneIfDue() {
+        reportingErrors { try prune(caughtUp: false) }
+    }
+
+    /// Deletes the history older than `retention` if a pruning is due; `caughtUp`: every
+    /// transaction so far has just been merged.
+    private func prune(caughtUp: Bool) throws {
         let now = Date()
         guard now.timeIntervalSince(lastPruning) >= pruneInterval else { return }
         lastPruning = now
-        try mergeNewTransactions()
+        if !caughtUp { try mergeNewTransactions() }
         _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: now.addingTimeInterval(-retention)))
+    }
+
+    private func reportingErrors(_ body: () throws -> Void) {
+        do { try body() } catch { onError(error) }
     }
 
     /// Merges the transactions after the last token that other processes committed.

@@ -53,6 +53,11 @@ struct ReadOnlyStoreTests {
                                       errors: ExecutableTests.read(output, "err", of: "setpriv"))
     }
 
+    /// `ocd watch` on the World Cup store's teams for a moment, as the reader.
+    static func watchTeams(_ store: URL, output: URL) async throws -> ExecutableTests.Result {
+        try await runAsReader(["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team", "--timeout", "0.3"], output: output)
+    }
+
     /// A fresh directory for a store and one for `ocd`'s output; the store's is made writable
     /// again and both are removed by the returned closure.
     static func directories() throws -> (store: URL, output: URL, cleanUp: () -> Void) {
@@ -100,8 +105,7 @@ struct ReadOnlyStoreTests {
 
         let info = try await Self.runAsReader(["info", store.path], output: output)
         #expect(info.status == 0, "\(info.errors)")
-        let watch = try await Self.runAsReader(["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team", "--timeout", "0.3"],
-                                               output: output)
+        let watch = try await Self.watchTeams(store, output: output)
         #expect(watch.status == 0, "\(watch.errors)")
         #expect(watch.errors.contains("(Team: 5 objects)"), "\(watch.errors)")
         #expect(try Inspector.listing(directory) == before)
@@ -120,8 +124,7 @@ struct ReadOnlyStoreTests {
         let info = try await Self.runAsReader(["info", store.path], output: output)
         #expect(info.status == 0, "\(info.errors)")
         #expect(info.output.contains("Team"), "\(info.output)")
-        let watch = try await Self.runAsReader(["watch", store.path, "--model", Inspector.worldCupModel, "--entity", "Team", "--timeout", "0.3"],
-                                               output: output)
+        let watch = try await Self.watchTeams(store, output: output)
         #expect(watch.status == 0, "\(watch.errors)")
         #expect(watch.errors.contains("(Team: 2 objects)"), "\(watch.errors)")
         #expect(try Inspector.listing(directory) == before)

@@ -151,17 +151,21 @@ struct SQLFetchBuilder {
             guard let expression = description.expression else {
                 throw CoreDataError.make(.coreData, "The expression description \(description.name) has no expression.")
             }
-            // The evaluated object, or a key path to an object, reads as an object ID.
-            if expression.expressionType == .evaluatedObject {
+            let sql: String
+            switch expression.expressionType {
+            case .evaluatedObject:
+                // The evaluated object reads as its object ID.
                 return objectColumn(named: description.name, try keyPathReference("self", from: "t0", entity: entity))
-            }
-            if expression.expressionType == .keyPath {
+            case .keyPath:
                 let reference = try keyPathReference(expression.keyPath, from: "t0", entity: entity)
+                // A key path to an object reads as its object ID; one to an attribute as its value.
                 if reference.property == nil || reference.property is NSRelationshipDescription {
                     return objectColumn(named: description.name, reference)
                 }
+                sql = reference.column
+            default:
+                sql = try aggregateSQL(expression)
             }
-            let sql = try aggregateSQL(expression)
             return DictionaryColumn(name: description.name, sql: sql, kind: .undefined, destination: nil, resultType: description.expressionResultType)
         }
         let keyPath: String

@@ -20,7 +20,7 @@ public final class SQLiteReadOnlyFile {
     /// What to give SQLite as the file name: a path or a URI filename.
     public let name: String
     /// The private copy's directory, when reading a copy.
-    public private(set) var privateCopy: URL?
+    private var privateCopy: URL?
 
     /// Decides how to read the store at `url`; copies it when that is the way (throwing Core
     /// Data's 134080 when the copy can't be made).

@@ -35,7 +35,10 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let exists = FileManager.default.fileExists(atPath: path)
         let isEmpty = try exists && ((FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
         if exists && !isEmpty {
-            let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities)
+            // A read-only store decides once how its file is read (copying it at most once): the
+            // check and the store's connection both read it that way.
+            if isReadOnly { readOnlyFile = try SQLiteReadOnlyFile(url) }
+            let storedNumbers = try Self.validateExistingStore(at: url, model: model, entities: entities, reading: readOnlyFile)
             schema = SQLiteSchema(entities: entities, storedNumbers: storedNumbers.numbers)
             schema.keepEntityColumns(presentIn: storedNumbers.columns)
             derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
@@ -126,7 +129,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let configuration = connectionConfiguration(journalMode: isReadOnly ? .default : .wal)
         do {
-            if isReadOnly { readOnlyFile = try SQLiteReadOnlyFile(url) }
+            if isReadOnly, readOnlyFile == nil { readOnlyFile = try SQLiteReadOnlyFile(url) }
             database = try DatabaseQueue(path: readOnlyFile?.name ?? url.path, configuration: configuration)
         } catch {
             throw Self.translate(error, url: url, during: .opening)
@@ -154,9 +157,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Checks an existing file without changing it; returns its entity numbers and metadata.
     /// The tables' columns are read only when the entities have entity-number columns to check.
-    static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription]) throws
+    /// `file`: how to read it, when the caller has decided already (see `inspect`).
+    static func validateExistingStore(at url: URL, model: NSManagedObjectModel, entities: [NSEntityDescription],
+                                      reading file: SQLiteReadOnlyFile? = nil) throws
         -> (numbers: [String: Int], metadata: [String: Any], columns: [String: Set<String>]) {
-        try inspect(url) { db in
+        try inspect(url, reading: file) { db in
             guard try db.tableExists("Z_PRIMARYKEY") else {
                 throw CoreDataError.make(.invalidType, "The SQLite database at \(url.path) is not a Core Data store (it has no Z_PRIMARYKEY table).", url: url)
             }
@@ -170,8 +175,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Opens a store file read-only, checks that it is SQLite, and runs `body` on it. Leaves the
     /// file as it was (WAL side files the check created are removed); any SQLite failure other
-    /// than access or locking means the file is damaged (259).
-    static func inspect<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
+    /// than access or locking means the file is damaged (259). The file is read as `file` says
+    /// when the caller gives one (and keeps it), otherwise as a `SQLiteReadOnlyFile` made here.
+    static func inspect<T>(_ url: URL, reading file: SQLiteReadOnlyFile? = nil, _ body: (Database) throws -> T) throws -> T {
         let header = try StoreFiles.header(of: url, count: 16)
         guard !header.isEmpty else {
             throw CoreDataError.make(.invalidType, "The file at \(url.path) is empty, so it holds no store.", url: url)
@@ -187,9 +193,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let sideFiles = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         defer { removeEmptySideFiles(sideFiles) }
         do {
-            let file = try SQLiteReadOnlyFile(url)
-            defer { file.remove() }
-            let reader = try DatabaseQueue(path: file.name, configuration: configuration)
+            let reading = try file ?? SQLiteReadOnlyFile(url)
+            defer { if file == nil { reading.remove() } }
+            let reader = try DatabaseQueue(path: reading.name, configuration: configuration)
             defer { try? reader.close() } // Ignored: closing a read-only connection; the data was already read.
             return try reader.inDatabase(body)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
@@ -404,6 +410,19 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// write has committed; writes from several threads may both install, which is idempotent.
     private let derivedAttributesInstalled = LockedValue(false)
 
+    /// One immediate transaction on the store's connection, committed when `body` returns. The
+    /// first of a session also makes the file's derived-attribute triggers the model's.
+    private func inImmediateTransaction(_ body: (Database) throws -> Void) throws {
+        try database.inTransaction(.immediate) { db in
+            try body(db)
+            // After the body: a new store's tables exist only then, and rows it wrote before
+            // the triggers existed are recomputed when they are made.
+            if let derivedAttributes, !derivedAttributesInstalled.withLock({ $0 }) { try derivedAttributes.install(db) }
+            return .commit
+        }
+        derivedAttributesInstalled.withLock { $0 = true }
+    }
+
     func write(_ body: (Database) throws -> Void) throws {
         do {
             if let heldWrite {
@@ -414,14 +433,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 return
             }
-            try database.inTransaction(.immediate) { db in
-                try body(db)
-                // After the body: a new store's tables exist only then, and rows it wrote before
-                // the triggers existed are recomputed when they are made.
-                if let derivedAttributes, !derivedAttributesInstalled.withLock({ $0 }) { try derivedAttributes.install(db) }
-                return .commit
-            }
-            derivedAttributesInstalled.withLock { $0 = true }
+            try inImmediateTransaction(body)
         } catch let conflicts as StoreVersionConflicts {
             throw conflicts
         } catch let conflicts as StoreConstraintConflicts {
@@ -852,16 +864,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard heldWrite == nil else { return try body() }
         var result: T?
         do {
-            try database.inTransaction(.immediate) { db in
+            try inImmediateTransaction { db in
                 heldWrite = db
                 defer { heldWrite = nil }
                 result = try body()
-                if let derivedAttributes, !derivedAttributesInstalled.withLock({ $0 }) { try derivedAttributes.install(db) }
-                return .commit
             }
-            derivedAttributesInstalled.withLock { $0 = true }
-        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
-            throw error
         } catch let error as DatabaseError {
             throw Self.translate(error, url: url, during: .saving)
         }

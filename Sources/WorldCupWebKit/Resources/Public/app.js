@@ -37,14 +37,14 @@ function setStatus(text) {
 
 /// Posts a change; a refusal is shown while `stillTrue(message)` holds, a failure to reach the
 /// server until the page is connected again.
-async function post(path, body, stillTrue = () => () => true) {
+async function post(path, body, stillTrue = () => true) {
   showError("");
   try {
     const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const reply = await response.json();
     if (!response.ok) {
       const message = reply.error || response.statusText;
-      showError(message, stillTrue(message));
+      showError(message, () => stillTrue(message));
     }
     return response.ok;
   } catch (error) {
@@ -55,7 +55,7 @@ async function post(path, body, stillTrue = () => () => true) {
 
 /// A refusal about one team is moot once the team's row is gone from the page.
 function whileRowShown(id) {
-  return () => () => rowElements.has(id);
+  return () => rowElements.has(id);
 }
 
 // MARK: Elements
@@ -324,7 +324,7 @@ addForm.addEventListener("submit", async (event) => {
   const sent = { name: field("name"), zone: field("zone") };
   // A refusal holds while the form still says what was refused and, for a name already taken,
   // while a team of that name is in the table.
-  const stillTrue = (message) => () => field("name") === sent.name && field("zone") === sent.zone
+  const stillTrue = (message) => field("name") === sent.name && field("zone") === sent.zone
     && (!message.includes("already exists") || hasTeam(sent.name));
   if (await post("/api/teams", sent, stillTrue)) addForm.reset();
 });
