@@ -36,7 +36,7 @@ final class ContextAsParent: ParentStore {
                 if object.isDeleted { return nil }
                 if let row = Self.row(of: object) { return row }
             }
-            return try context.parentStore?.loadRow(objectID)
+            return try context.asRequester { try context.parentStore?.loadRow(objectID) }
         }
     }
 

@@ -14,7 +14,7 @@ extension NSManagedObjectContext {
         case .countResultType:
             results = [NSNumber(value: try count(for: erased))]
         case .dictionaryResultType:
-            results = try parent.fetchDictionaries(erased, entity: entity).map { NSDictionary(dictionary: $0) }
+            results = try asRequester { try parent.fetchDictionaries(erased, entity: entity) }.map { NSDictionary(dictionary: $0) }
         default:
             let objects = try fetchObjects(erased, entity: entity, parent: parent)
             if erased.resultType == .managedObjectIDResultType {
@@ -82,7 +82,7 @@ extension NSManagedObjectContext {
             copy.resultType = .managedObjectIDResultType
             return try fetchObjects(copy, entity: entity, parent: parent).count
         }
-        return try parent.countRows(erased, entity: entity)
+        return try asRequester { try parent.countRows(erased, entity: entity) }
     }
 
     /// The parent to ask, the request as the stores take it, and its entity, checked against the model.
@@ -115,7 +115,7 @@ extension NSManagedObjectContext {
             if storeRequest === request { storeRequest = request.copied() }
             storeRequest.includesPropertyValues = false
         }
-        let rows = try parent.fetchRows(storeRequest, entity: entity)
+        let rows = try asRequester { try parent.fetchRows(storeRequest, entity: entity) }
         let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
         reserveRegistryCapacity(for: rows)
         var objects = rows.map { registerFetched($0, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }

@@ -30,6 +30,10 @@ extension NSManagedObjectContext {
         processPendingChanges()
 
         try validateForSave()
+        // An incremental store's save request carries inserted objects with permanent IDs.
+        if let coordinator = persistentStoreCoordinatorRoot, coordinator.hasIncrementalStores {
+            try obtainPermanentIDs(for: Array(inserted).filter { $0.objectID.isTemporaryID })
+        }
         let permanentIDs = try applyChangesResolvingConflicts(to: requireParent())
         finishSave(permanentIDs: permanentIDs)
     }
@@ -98,7 +102,7 @@ extension NSManagedObjectContext {
         let changes = makeSaveChanges()
         if changes.isEmpty { return .saved([:]) }
         do {
-            return .saved(try parent.applyChanges(changes, from: self))
+            return .saved(try asRequester { try parent.applyChanges(changes, from: self) })
         } catch let conflicts as StoreVersionConflicts {
             return .versionConflicts(conflicts)
         } catch let conflicts as StoreConstraintConflicts {
@@ -113,7 +117,7 @@ extension NSManagedObjectContext {
 
     /// A conflict for each registered object whose row changed (or vanished) in the store.
     private func mergeConflicts(for objectIDs: [NSManagedObjectID], in parent: ParentStore) throws -> [NSMergeConflict] {
-        let rows = try parent.loadRows(objectIDs)
+        let rows = try asRequester { try parent.loadRows(objectIDs) }
         return objectIDs.compactMap { id in
             guard let object = registry[id.key] else { return nil }
             let row = rows[id.key]
@@ -125,7 +129,7 @@ extension NSManagedObjectContext {
 
     /// A conflict for each uniqueness violation the store found, with the stored rows' values.
     private func constraintConflicts(for violations: [StoreConstraintConflicts.Violation], in parent: ParentStore) throws -> [NSConstraintConflict] {
-        let rows = try parent.loadRows(violations.compactMap(\.storedObjectID))
+        let rows = try asRequester { try parent.loadRows(violations.compactMap(\.storedObjectID)) }
         return violations.map { violation in
             let objects = violation.objectIDs.compactMap { registry[$0.key] }
             let row = violation.storedObjectID.flatMap { rows[$0.key] }
@@ -306,7 +310,7 @@ extension NSManagedObjectContext {
         guard !deriving.isEmpty else { return }
         let rows: [ObjectKey: StoredRow]
         do {
-            rows = try coordinator.loadRows(deriving.map(\.objectID))
+            rows = try asRequester { try coordinator.loadRows(deriving.map(\.objectID)) }
         } catch {
             CoreDataLog.logger.error("Could not read back the derived attributes of the saved objects: \(error)")
             return

@@ -289,7 +289,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if objectID.isTemporaryID {
             throw CoreDataError.make(.coreData, "No object with the temporary ID \(objectID) is registered in this context.", userInfo: ["objectID": objectID])
         }
-        guard let row = try requireParent().loadRow(objectID) else {
+        guard let row = try asRequester({ try requireParent().loadRow(objectID) }) else {
             throw CoreDataError.make(.coreData, "The object \(objectID) does not exist in the store.", userInfo: ["objectID": objectID])
         }
         let object = registry[objectID.key] ?? NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
@@ -487,13 +487,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The stored row of a fault's object: nil when the store no longer has it; a store that
     /// can't be read throws its error (never reported as a deleted object).
     func loadRowForFault(_ objectID: NSManagedObjectID) throws -> StoredRow? {
-        try parentStore?.loadRow(objectID)
+        try asRequester { try parentStore?.loadRow(objectID) }
     }
 
     /// The destinations of a to-many fault; a store that can't be read throws its error (never
     /// reported as an empty relationship).
     func loadToManyIDs(of objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
-        try parentStore?.loadToManyIDs(objectID, relationship: relationship) ?? []
+        try asRequester { try parentStore?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }
 
     // MARK: Rollback, reset, refresh
@@ -545,6 +545,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.values = SlotValues()
         }
         clearChangeTracking()
+        persistentStoreCoordinatorRoot?.contextDidForgetObjects(self)
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
     }
 
@@ -742,7 +743,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         checkQueue("obtainPermanentIDs(for:)")
         guard let coordinator = persistentStoreCoordinator else { return }
-        let mapping = try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID))
+        let mapping = try asRequester { try coordinator.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID }.map(\.objectID)) }
         for object in objects { takePermanentID(of: object, from: mapping) }
     }
 

@@ -19,7 +19,7 @@ extension NSManagedObjectContext {
     func fillFaults(_ objects: [NSManagedObject], parent: ParentStore) throws {
         let missing = objects.filter { $0.committedValues == nil && !$0.isInserted }
         guard !missing.isEmpty else { return }
-        let rows = try parent.loadRows(missing.map(\.objectID))
+        let rows = try asRequester { try parent.loadRows(missing.map(\.objectID)) }
         for object in missing where object.committedValues == nil {
             guard let row = rows[object.objectID.key] else { continue }
             object.takeStoredRow(row)
@@ -33,7 +33,7 @@ extension NSManagedObjectContext {
         var destinations: [NSManagedObject] = []
         if relationship.isToMany {
             let needing = sources.filter { !$0.isInserted && !($0.values.indices.contains(relationship.slot) && $0.values[relationship.slot] is RelationshipSet) }
-            let members = try parent.loadToManyIDs(needing.map(\.objectID), relationship: relationship)
+            let members = try asRequester { try parent.loadToManyIDs(needing.map(\.objectID), relationship: relationship) }
             for source in needing {
                 let ids = members[source.objectID.key] ?? []
                 let set = RelationshipSet(members: OrderedSet(ids.map { object(with: $0) }), committedIDs: ids)

@@ -73,7 +73,7 @@ extension NSPersistentStoreCoordinator {
                 store.url = location
                 try store.load()
                 PersistentStoreRegistry.register(store)
-                try store.didAdd(to: self)
+                try store.didAttach(to: self)
             }
             store.close()
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Connects contexts to stores: it routes fetches to the stores that hold an entity and writes
 /// each save to them.
@@ -17,6 +18,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// extensions in other files, which read it under the lock).
     private(set) var stores: [NSPersistentStore] = []
     private let lock = NSRecursiveLock()
+    /// Whether a store added is an `NSIncrementalStore`: contexts then tell it which context
+    /// asks (`RequestingContext`). Set under the lock, never unset; read without it.
+    var hasIncrementalStores: Bool { incrementalStoresAdded.load(ordering: .acquiring) }
+    private let incrementalStoresAdded = Atomic<Bool>(false)
     private var rootContexts: [WeakContext] = []
 
     /// Creates a coordinator for a model, freezing the model.
@@ -60,7 +65,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             guard let storeURL else { throw CoreDataError.make(.invalidType, "A binary store needs a file URL.") }
             store = AtomicStore(kind: .binary, model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
         default:
-            throw NSPersistentStoreCoordinator.unknownStoreType(storeType)
+            guard let storeClass = Self.registeredStoreClass(forType: storeType) else { throw NSPersistentStoreCoordinator.unknownStoreType(storeType) }
+            guard let storeURL else { throw CoreDataError.make(.invalidType, "A store of type '\(storeType)' needs a URL.") }
+            store = storeClass.init(registeredFor: self, configurationName: configuration, at: storeURL, options: options)
+            store.registeredType = storeType
         }
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.invalidType, "The model has no configuration named '\(configuration)'.")
@@ -115,6 +123,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// Removes a store from the coordinator and closes it.
     public func remove(_ store: NSPersistentStore) throws {
         withLock {
+            store.willRemove(from: self)
             stores.removeAll { $0 === store }
             store.close()
             store.persistentStoreCoordinator = nil
@@ -131,12 +140,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     }
 
     /// Adds an open store: one just loaded, or one detached from another coordinator of the same
-    /// model. A store that fails to start (`didAdd(to:)`) is closed and not added.
+    /// model. A store that fails to start (`didAttach(to:)`) is closed and not added.
     func attach(_ store: NSPersistentStore) throws {
         try withLock {
             store.persistentStoreCoordinator = self
             do {
-                try store.didAdd(to: self)
+                try store.didAttach(to: self)
             } catch {
                 store.close()
                 store.persistentStoreCoordinator = nil
@@ -144,7 +153,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             }
             PersistentStoreRegistry.register(store)
             stores.append(store)
+            if store is NSIncrementalStore { incrementalStoresAdded.store(true, ordering: .releasing) }
         }
+        store.didAdd(to: self)
     }
 
     /// The store at a URL, if added.
@@ -220,12 +231,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         try withLock {
             var mapping: PermanentIDs = [:]
             // By entity and store: an object `assign(_:to:)` put in a store takes its key there.
-            let groups = Dictionary(grouping: ids) { [ObjectIdentifier($0.entity), store(for: $0).map(ObjectIdentifier.init)] }
+            // An incremental store is asked once for all its objects, as Apple's Core Data does.
+            let groups = Dictionary(grouping: ids) { id -> [ObjectIdentifier?] in
+                let store = store(for: id)
+                return [store is NSIncrementalStore ? nil : ObjectIdentifier(id.entity), store.map(ObjectIdentifier.init)]
+            }
             for group in groups.values {
-                let entity = group[0].entity
-                guard let store = store(for: group[0]) else { throw noStore(for: entity) }
-                let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
-                for (id, key) in zip(group, keys) { mapping.assign(primaryKey: key, of: entity, in: store.objectIDFactory, to: id.key) }
+                guard let store = store(for: group[0]) else { throw noStore(for: group[0].entity) }
+                let keys = try store.permanentKeys(for: group)
+                for (id, key) in zip(group, keys) { mapping.assign(primaryKey: key, of: id.entity, in: store.objectIDFactory, to: id.key) }
             }
             return mapping
         }
@@ -380,6 +394,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
 
     func forget(_ context: NSManagedObjectContext) {
         withLock { rootContexts.removeAll { $0.context == nil || $0.context === context } }
+        contextDidForgetObjects(context)
+    }
+
+    /// A root context let go of its objects (reset, or freed): stores that track the objects in
+    /// use (incremental stores) are told.
+    func contextDidForgetObjects(_ context: NSManagedObjectContext) {
+        guard hasIncrementalStores else { return }
+        let identifier = ObjectIdentifier(context)
+        for store in withLock({ stores }) { store.contextDidForgetObjects(identifier) }
     }
 
     /// After a root context saved: contexts that merge automatically catch up.

@@ -44,8 +44,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         public static let binary = StoreType(rawValue: NSBinaryStoreType)
     }
 
-    /// The store's type string.
-    open var type: String { "" }
+    /// The store's type string (for a registered class, the type it was added as).
+    open var type: String { registeredType }
+    /// The type a registered class's store was added as.
+    final var registeredType = ""
     /// The store's file (nil or `/dev/null` for an in-memory store).
     open var url: URL?
     /// The store's unique identifier (its `NSStoreUUID`).
@@ -63,15 +65,36 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store's metadata.
     open var metadata: [String: Any]!
 
-    let model: NSManagedObjectModel
+    /// The model of the store's coordinator (set when the store is made).
+    final var model: NSManagedObjectModel
 
-    init(model: NSManagedObjectModel, configurationName: String?, url: URL?, options: [AnyHashable: Any]?) {
-        self.model = model
-        self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
+    /// Creates a store for a coordinator. Subclasses (an `NSIncrementalStore`) override it to
+    /// set up their own state; a coordinator makes a registered class's stores through it.
+    public init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL, options: [AnyHashable: Any]? = nil) {
+        self.model = root?.managedObjectModel ?? NSPersistentStore.placeholderModel
+        self.configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
         self.url = url
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        super.init()
+        self.persistentStoreCoordinator = root
     }
+
+    /// Makes a store of a class registered with `NSPersistentStoreCoordinator.registerStoreClass`:
+    /// the coordinator's way of calling the class's `init(persistentStoreCoordinator:configurationName:at:options:)`.
+    public required convenience init(registeredFor coordinator: NSPersistentStoreCoordinator, configurationName name: String?, at url: URL, options: [AnyHashable: Any]?) {
+        self.init(persistentStoreCoordinator: coordinator, configurationName: name, at: url, options: options)
+    }
+
+    /// A store of the built-in kinds, for a model (with or without a coordinator yet).
+    convenience init(model: NSManagedObjectModel, configurationName: String?, url: URL?, options: [AnyHashable: Any]?) {
+        self.init(persistentStoreCoordinator: nil, configurationName: configurationName, at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
+        self.model = model
+        self.url = url
+    }
+
+    /// The model of a store made without a coordinator until its real one is set.
+    private static let placeholderModel = NSManagedObjectModel()
 
     /// The entities this store holds.
     var entities: [NSEntityDescription] {
@@ -147,12 +170,26 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
     /// Reserves primary keys for new objects of an entity.
     func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
+    /// The primary keys of the permanent IDs for inserted objects of one entity (the coordinator's
+    /// `obtainPermanentIDs`); an incremental store asks its subclass for the IDs.
+    func permanentKeys(for ids: [NSManagedObjectID]) throws -> [Int64] {
+        guard let first = ids.first else { return [] }
+        return try allocatePrimaryKeys(for: first.entity, count: ids.count)
+    }
+    /// A context let go of its objects (it was reset or freed).
+    func contextDidForgetObjects(_ context: ObjectIdentifier) {}
 
     /// Whether the store records persistent history.
     var tracksHistory: Bool { false }
     /// Called once the store belongs to a coordinator: starts what the store's options ask for
     /// that needs the coordinator (remote change notifications).
-    func didAdd(to coordinator: NSPersistentStoreCoordinator) throws {}
+    func didAttach(to coordinator: NSPersistentStoreCoordinator) throws {}
+
+    /// Called after the store was added to a coordinator; subclasses may override it.
+    open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
+
+    /// Called before the store is removed from its coordinator; subclasses may override it.
+    open func willRemove(from coordinator: NSPersistentStoreCoordinator?) {}
 
     /// A token that changes whenever the store's content changes (for caches of results).
     func changeToken() -> String {

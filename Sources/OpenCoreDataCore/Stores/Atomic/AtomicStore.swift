@@ -26,7 +26,14 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
 
     init(kind: Kind, model: NSManagedObjectModel, configurationName: String?, url: URL?, options: [AnyHashable: Any]?) {
         self.kind = kind
-        super.init(model: model, configurationName: configurationName, url: url, options: options)
+        super.init(persistentStoreCoordinator: nil, configurationName: configurationName, at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
+        self.model = model
+        self.url = url
+    }
+
+    /// Not registrable: the coordinator makes the atomic stores itself.
+    required convenience init(registeredFor coordinator: NSPersistentStoreCoordinator, configurationName name: String?, at url: URL, options: [AnyHashable: Any]?) {
+        self.init(kind: .binary, model: coordinator.managedObjectModel, configurationName: name, url: url, options: options)
     }
 
     override var type: String { kind == .binary ? NSBinaryStoreType : NSInMemoryStoreType }

@@ -106,7 +106,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Starts the remote change watcher when the store was added with
     /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
-    override func didAdd(to coordinator: NSPersistentStoreCoordinator) throws {
+    override func didAttach(to coordinator: NSPersistentStoreCoordinator) throws {
         guard StoreOptions.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]), let url, !StoreFiles.isInMemorySQLite(url) else { return }
         let watcher = RemoteChangeWatcher(url: url, storeID: identifier ?? "", tracksHistory: history != nil, coordinator: coordinator)
         do {
