@@ -30,6 +30,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
     ],
     targets: [
         // The compiler plug-in behind `@Managed`.
@@ -56,6 +59,19 @@ let package = Package(
         ),
         // The public face: re-exports the implementation so that its names win over Foundation's.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"], path: "Sources/OpenCoreData", swiftSettings: fuzzInstrumentation),
+        // PostgreSQL through postgres-nio: connections used synchronously from contexts' queues.
+        .target(
+            name: "OpenCoreDataPostgreSQL",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/OpenCoreDataPostgreSQL"
+        ),
         // The World Cup demo's model classes and commands, shared by the executable and the tests.
         .target(
             name: "WorldCupKit",
@@ -120,8 +136,9 @@ let package = Package(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData", "OpenCoreDataCore", "WorldCupKit", "OCDInspectorKit", "OCDInspector", "HistoryWriter", "ReliabilityWorker", "ClassResolutionProbe", "OpenCoreDataTestKit",
-                "OpenCoreDataFuzzing", "ConcurrencyDebugOn",
+                "OpenCoreDataFuzzing", "ConcurrencyDebugOn", "OpenCoreDataPostgreSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/OpenCoreDataTests",
             exclude: ["Fixtures/NOTICE.md"],
