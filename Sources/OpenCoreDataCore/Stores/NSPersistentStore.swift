@@ -29,9 +29,11 @@ let openCoreDataFrameworkVersion = 1344
 
 /// A place objects are kept: a SQLite file, memory, or a binary file.
 ///
-/// Subclasses implement the internal engine methods; users get stores from a coordinator.
-/// Unchecked Sendable: set up while being added; then used only under its coordinator's lock.
-open class NSPersistentStore: NSObject, @unchecked Sendable {
+/// Subclasses implement the internal engine methods; users get stores from a coordinator, or
+/// write their own as `NSIncrementalStore` subclasses. Not `Sendable`, as Apple's: a store is set
+/// up while being added, then used only under its coordinator's lock (the built-in stores, which
+/// other threads reach through object IDs, say `@unchecked Sendable` themselves).
+open class NSPersistentStore: NSObject {
     /// The store types, Apple's newer spelling.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String

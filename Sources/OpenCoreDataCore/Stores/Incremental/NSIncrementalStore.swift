@@ -26,8 +26,9 @@ import Foundation
 /// conflict, resolved by the context's merge policy. A store may also throw
 /// `NSPersistentStoreSaveConflictsError` (134050) with `NSMergeConflict`s of its own.
 ///
-/// Unchecked Sendable: the coordinator calls a store under its lock; the reference table has its own.
-open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
+/// The coordinator calls a store under its lock; the reference table and the record of objects in
+/// use have locks of their own, as a subclass may make IDs or hear of contexts on any thread.
+open class NSIncrementalStore: NSPersistentStore {
     /// Reference objects and the keys of the IDs made from them.
     private let references = LockedValue(ReferenceObjectTable())
     /// The IDs each context was told about in `managedObjectContextDidRegisterObjects(with:)`,

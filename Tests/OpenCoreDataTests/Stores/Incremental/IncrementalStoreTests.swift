@@ -250,7 +250,7 @@ final class RecordingDelegate: NSObject, NSFetchedResultsControllerDelegate {
 }
 
 /// A store that forgets to set its metadata's identifier.
-final class NoMetadataStore: NSIncrementalStore, @unchecked Sendable {
+final class NoMetadataStore: NSIncrementalStore {
     static let storeType = "NoMetadataTest"
     override func loadMetadata() throws { metadata = [NSStoreTypeKey: Self.storeType] }
 }

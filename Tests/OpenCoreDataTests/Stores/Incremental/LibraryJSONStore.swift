@@ -4,7 +4,7 @@ import OpenCoreData
 /// A small `NSIncrementalStore` written as an app developer writes one: authors and books kept in
 /// a JSON file, every object read on demand (faults fire `newValuesForObject`), integer reference
 /// objects, versions bumped on each saved change. It counts the calls Core Data makes.
-final class LibraryJSONStore: NSIncrementalStore, @unchecked Sendable {
+final class LibraryJSONStore: NSIncrementalStore {
     static let storeType = "LibraryJSONTest"
 
     /// One stored object: attribute values, to-one references (Int) and to-many references ([Int]) by name.
