@@ -15,7 +15,9 @@ import Foundation
 ///   `Z_<m><NAME>`, where n and m are the entity numbers of the two sides.
 /// - Entity numbers come from the store's `Z_PRIMARYKEY` table when it exists (so stores written
 ///   by Apple keep their numbering), otherwise from the model.
-final class SQLiteSchema {
+///
+/// The same layout serves the PostgreSQL store, with its column types (`SQLDialect`).
+package final class SQLiteSchema {
     /// The mapping of one entity.
     final class EntityMapping {
         let entity: NSEntityDescription
@@ -61,7 +63,7 @@ final class SQLiteSchema {
     let entities: [NSEntityDescription]
 
     /// Builds the mapping; `storedNumbers` are the numbers from an existing `Z_PRIMARYKEY` table.
-    init(entities: [NSEntityDescription], storedNumbers: [String: Int]) {
+    package init(entities: [NSEntityDescription], storedNumbers: [String: Int]) {
         self.entities = entities
         var next = (storedNumbers.values.max() ?? 0) + 1
         func number(for entity: NSEntityDescription) -> Int {
@@ -173,45 +175,33 @@ final class SQLiteSchema {
         return "Z_FOK_" + inverse.name.uppercased()
     }
 
-    /// The SQL type of an attribute's column, as Core Data writes it.
-    static func columnType(for attribute: NSAttributeDescription) -> String {
-        switch attribute.attributeType {
-        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: "INTEGER"
-        case .doubleAttributeType, .floatAttributeType: "FLOAT"
-        case .decimalAttributeType: "DECIMAL"
-        case .dateAttributeType: "TIMESTAMP"
-        case .stringAttributeType, .URIAttributeType: "VARCHAR"
-        default: "BLOB"
-        }
-    }
-
     /// Every table's columns, for creating a store.
-    func createStatements() -> [String] {
+    package func createStatements(dialect: SQLDialect = .sqlite) -> [String] {
         var statements: [String] = []
         var tables: [String: [(String, String)]] = [:]
         var tableOrder: [String] = []
         for entity in entities.sorted(by: { mapping(for: $0)!.number < mapping(for: $1)!.number }) {
             let mapping = mapping(for: entity)!
             if tables[mapping.tableName] == nil {
-                tables[mapping.tableName] = [("Z_PK", "INTEGER PRIMARY KEY"), ("Z_ENT", "INTEGER"), ("Z_OPT", "INTEGER")]
+                tables[mapping.tableName] = [("Z_PK", dialect.primaryKeyType), ("Z_ENT", dialect.integerType), ("Z_OPT", dialect.integerType)]
                 tableOrder.append(mapping.tableName)
             }
             for property in entity.frozenProperties where property.entity === entity && !property.isTransient {
                 guard let column = mapping.columnsBySlot[property.slot] else { continue }
-                let type = (property as? NSAttributeDescription).map(Self.columnType) ?? "INTEGER"
+                let type = (property as? NSAttributeDescription).map(dialect.columnType) ?? dialect.integerType
                 if !tables[mapping.tableName]!.contains(where: { $0.0 == column }) { tables[mapping.tableName]!.append((column, type)) }
                 if let entityColumn = mapping.entityColumnsBySlot[property.slot], !tables[mapping.tableName]!.contains(where: { $0.0 == entityColumn }) {
-                    tables[mapping.tableName]!.append((entityColumn, "INTEGER"))
+                    tables[mapping.tableName]!.append((entityColumn, dialect.integerType))
                 }
             }
             for relationship in entity.frozenRelationships where relationship.entity === entity {
                 if let order = orderColumn(for: relationship), let destination = relationship.destinationEntity,
                    let table = self.mapping(for: destination)?.tableName {
                     if tables[table] == nil {
-                        tables[table] = [("Z_PK", "INTEGER PRIMARY KEY"), ("Z_ENT", "INTEGER"), ("Z_OPT", "INTEGER")]
+                        tables[table] = [("Z_PK", dialect.primaryKeyType), ("Z_ENT", dialect.integerType), ("Z_OPT", dialect.integerType)]
                         tableOrder.append(table)
                     }
-                    if !tables[table]!.contains(where: { $0.0 == order }) { tables[table]!.append((order, "INTEGER")) }
+                    if !tables[table]!.contains(where: { $0.0 == order }) { tables[table]!.append((order, dialect.integerType)) }
                 }
             }
         }
@@ -246,19 +236,20 @@ final class SQLiteSchema {
             }
         }
         for join in allJoinTables {
-            var columns = "\(join.sourceColumn) INTEGER, \(join.destinationColumn) INTEGER"
-            if let order = join.orderColumn { columns += ", \(order) INTEGER" }
+            var columns = "\(join.sourceColumn) \(dialect.integerType), \(join.destinationColumn) \(dialect.integerType)"
+            if let order = join.orderColumn { columns += ", \(order) \(dialect.integerType)" }
             statements.append("CREATE TABLE \(join.name) ( \(columns), PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn)) )")
             statements.append("CREATE INDEX IF NOT EXISTS \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
         }
-        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-        statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        let (integer, text, bytes) = (dialect.integerType, dialect.textType, dialect.bytesType)
+        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT \(integer) PRIMARY KEY, Z_NAME \(text), Z_SUPER \(integer), Z_MAX \(integer))")
+        statements.append("CREATE TABLE Z_METADATA (Z_VERSION \(integer) PRIMARY KEY, Z_UUID \(dialect == .sqlite ? "VARCHAR(255)" : text), Z_PLIST \(bytes))")
+        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT \(bytes))")
         return statements
     }
 
     /// The columns this mapping expects in each table, for checking a foreign store.
-    func expectedColumns() -> [String: Set<String>] {
+    package func expectedColumns() -> [String: Set<String>] {
         var expected: [String: Set<String>] = [:]
         for entity in entities {
             let mapping = mapping(for: entity)!

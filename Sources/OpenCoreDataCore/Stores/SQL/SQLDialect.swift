@@ -1,0 +1,43 @@
+import Foundation
+
+/// The SQL engine a schema is written for: Core Data's layout is the same in each, only the
+/// column types differ.
+package enum SQLDialect: Sendable {
+    /// SQLite, with Core Data's declared types (`INTEGER`, `VARCHAR`, `BLOB`, …), as Apple writes them.
+    case sqlite
+    /// PostgreSQL: `bigint`, `double precision`, `numeric`, `text`, `bytea`. Dates are seconds
+    /// since 2001 in `double precision`, as Core Data stores them; identifiers are unquoted, so
+    /// PostgreSQL keeps them in lower case (`zteam.zname`).
+    case postgreSQL
+
+    /// The type of an attribute's column.
+    func columnType(for attribute: NSAttributeDescription) -> String {
+        switch (self, attribute.attributeType) {
+        case (.sqlite, .integer16AttributeType), (.sqlite, .integer32AttributeType), (.sqlite, .integer64AttributeType), (.sqlite, .booleanAttributeType): "INTEGER"
+        case (.sqlite, .doubleAttributeType), (.sqlite, .floatAttributeType): "FLOAT"
+        case (.sqlite, .decimalAttributeType): "DECIMAL"
+        case (.sqlite, .dateAttributeType): "TIMESTAMP"
+        case (.sqlite, .stringAttributeType), (.sqlite, .URIAttributeType): "VARCHAR"
+        case (.sqlite, _): "BLOB"
+        case (.postgreSQL, .integer16AttributeType): "smallint"
+        case (.postgreSQL, .integer32AttributeType): "integer"
+        case (.postgreSQL, .integer64AttributeType): "bigint"
+        case (.postgreSQL, .booleanAttributeType): "boolean"
+        case (.postgreSQL, .doubleAttributeType), (.postgreSQL, .dateAttributeType): "double precision"
+        case (.postgreSQL, .floatAttributeType): "real"
+        case (.postgreSQL, .decimalAttributeType): "numeric"
+        case (.postgreSQL, .stringAttributeType), (.postgreSQL, .URIAttributeType): "text"
+        case (.postgreSQL, .UUIDAttributeType): "uuid"
+        case (.postgreSQL, _): "bytea"
+        }
+    }
+
+    /// The type of a key, entity number or order column.
+    var integerType: String { self == .sqlite ? "INTEGER" : "bigint" }
+    /// The type of `Z_PK`.
+    var primaryKeyType: String { self == .sqlite ? "INTEGER PRIMARY KEY" : "bigint PRIMARY KEY" }
+    /// The type of short text (`Z_NAME`, `Z_UUID`).
+    var textType: String { self == .sqlite ? "VARCHAR" : "text" }
+    /// The type of bytes (`Z_PLIST`, `Z_CONTENT`).
+    var bytesType: String { self == .sqlite ? "BLOB" : "bytea" }
+}
