@@ -217,4 +217,32 @@ final class UnmodelledThing: NSManagedObject {}
         }
         #expect(Self.message(result).contains("Item identifier 7 is not in the snapshot."))
     }
+
+    // MARK: Stores of your own
+
+    @Test func registeringAClassThatIsNoStoreTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            NSPersistentStoreCoordinator.registerStoreClass(NSManagedObject.self, forStoreType: "NotAStore")
+        }
+        #expect(Self.message(result).contains("is not a subclass of NSPersistentStore (subclass NSIncrementalStore)."))
+    }
+
+    @Test func registeringABuiltInTypeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            NSPersistentStoreCoordinator.registerStoreClass(NSIncrementalStore.self, forStoreType: NSSQLiteStoreType)
+        }
+        #expect(Self.message(result).contains("'SQLite' is a built-in store type; register your class under a type of its own."))
+    }
+
+    @Test func anIDFromANonHashableReferenceTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            LibraryJSONStore.register()
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: LibraryModel.make())
+            let store = try coordinator.addPersistentStore(ofType: LibraryJSONStore.storeType, configurationName: nil,
+                                                           at: TestSupport.temporaryDirectory().appendingPathComponent("library.json"),
+                                                           options: nil) as! NSIncrementalStore
+            _ = store.newObjectID(for: coordinator.managedObjectModel.entitiesByName["Author"]!, referenceObject: { () in })
+        }
+        #expect(Self.message(result).contains("is not Hashable; use a string, a number or another Hashable value."))
+    }
 }

@@ -206,6 +206,17 @@ import Testing
         #expect(coordinator.managedObjectID(forURIRepresentation: byNumber.uriRepresentation()) == byNumber)
     }
 
+    @Test func anUnregisteredTypeIsUnknownAgain() throws {
+        NSPersistentStoreCoordinator.registerStoreClass(NoMetadataStore.self, forStoreType: "ForgottenTest")
+        #expect(NSPersistentStoreCoordinator.registeredStoreTypes["ForgottenTest"] != nil)
+        NSPersistentStoreCoordinator.registerStoreClass(nil, forStoreType: "ForgottenTest")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: LibraryModel.make())
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: "ForgottenTest", configurationName: nil, at: URL(fileURLWithPath: "/dev/null"), options: nil)
+        }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == 134000)
+    }
+
     @Test func aStoreWithoutItsIdentifierIsRefusedWithCoreDataError() throws {
         NSPersistentStoreCoordinator.registerStoreClass(NoMetadataStore.self, forStoreType: NoMetadataStore.storeType)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: LibraryModel.make())
