@@ -68,6 +68,15 @@ package final class PostgreSQLConnection: @unchecked Sendable {
         }
     }
 
+    /// Listens on a channel (`LISTEN`, sent before this returns): each notification's payload
+    /// goes to `onNotification`, on an event-loop thread; `onClose` is called once the
+    /// connection ends, however it ends.
+    package func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) throws {
+        connection.addListener(channel: channel) { _, message in onNotification(message.payload) }
+        connection.closeFuture.whenComplete { _ in onClose() }
+        try query("LISTEN \(channel)")
+    }
+
     /// Closes the connection (again is harmless).
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -75,8 +84,12 @@ package final class PostgreSQLConnection: @unchecked Sendable {
         try? connection.close().wait()
     }
 
+    /// A connection let go without `close()` (its store freed with its coordinator) is closed
+    /// without waiting; the callback keeps postgres-nio's connection alive until it is.
     deinit {
-        if !closed.load(ordering: .acquiring) { connection.close().whenComplete { _ in } }
+        guard !closed.load(ordering: .acquiring) else { return }
+        let connection = self.connection
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     private static func refuseOnEventLoop(_ what: String) throws {

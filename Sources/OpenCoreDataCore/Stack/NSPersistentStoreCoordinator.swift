@@ -65,6 +65,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             guard let storeURL else { throw CoreDataError.make(.invalidType, "A binary store needs a file URL.") }
             store = AtomicStore(kind: .binary, model: managedObjectModel, configurationName: configuration, url: storeURL, options: options)
         default:
+            if let connector = SQLServerConnector.connector(forStoreType: storeType) {
+                guard let storeURL else { throw CoreDataError.make(.invalidType, "A \(storeType) store needs a URL.") }
+                store = SQLServerStore(model: managedObjectModel, configurationName: configuration, url: storeURL, options: options,
+                                       connector: connector, storeType: storeType)
+                break
+            }
             guard let storeClass = Self.registeredStoreClass(forType: storeType) else { throw NSPersistentStoreCoordinator.unknownStoreType(storeType) }
             guard let storeURL else { throw CoreDataError.make(.invalidType, "A store of type '\(storeType)' needs a URL.") }
             store = storeClass.init(registeredFor: self, configurationName: configuration, at: storeURL, options: options)

@@ -139,23 +139,34 @@ import Testing
         try Self.populate(sqliteContext)
         try Self.populate(memoryContext)
         let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000
+        let (mismatches, nonEmpty) = try Self.compare(count: count, ("SQL", sqliteContext), ("memory", memoryContext))
+        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        #expect(nonEmpty > count / 4, "the generated predicates select something")
+    }
+
+    /// Runs `count` generated requests through two contexts (each in its `performAndWait`):
+    /// up to 10 descriptions of requests whose answers differ, and how many matched something.
+    static func compare(count: Int, _ first: (name: String, context: NSManagedObjectContext),
+                        _ second: (name: String, context: NSManagedObjectContext)) throws -> (mismatches: [String], nonEmpty: Int) {
         var random = Generator(state: 42)
         var mismatches: [String] = []
         var nonEmpty = 0
+        func ids(_ context: NSManagedObjectContext, _ request: NSFetchRequest<NSDictionary>) throws -> [Int64] {
+            try context.performAndWait { try context.fetch(request).map { $0["id"] as? Int64 ?? -1 } }
+        }
         for _ in 0..<count {
             let request = NSFetchRequest<NSDictionary>(entityName: "Item")
             request.resultType = .dictionaryResultType
             request.propertiesToFetch = ["id"]
-            request.predicate = Self.predicate(&random)
-            request.sortDescriptors = Self.sortDescriptors(&random)
-            let fromSQL = try sqliteContext.fetch(request).map { $0["id"] as? Int64 ?? -1 }
-            let fromMemory = try memoryContext.fetch(request).map { $0["id"] as? Int64 ?? -1 }
-            if !fromSQL.isEmpty { nonEmpty += 1 }
-            if fromSQL != fromMemory && mismatches.count < 10 {
-                mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): SQL \(fromSQL.prefix(12)) vs memory \(fromMemory.prefix(12))")
+            request.predicate = predicate(&random)
+            request.sortDescriptors = sortDescriptors(&random)
+            let one = try ids(first.context, request)
+            let other = try ids(second.context, request)
+            if !one.isEmpty { nonEmpty += 1 }
+            if one != other && mismatches.count < 10 {
+                mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(first.name) \(one.prefix(12)) vs \(second.name) \(other.prefix(12))")
             }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
-        #expect(nonEmpty > count / 4, "the generated predicates select something")
+        return (mismatches, nonEmpty)
     }
 }

@@ -7,7 +7,7 @@ import OrderedCollections
 /// file renamed over the old one), on every save. Fetches evaluate predicates and sort in memory,
 /// with the same evaluator the contexts use.
 /// Unchecked Sendable: its rows are read and written only under its coordinator's lock.
-final class AtomicStore: NSPersistentStore, @unchecked Sendable {
+final class AtomicStore: NSPersistentStore, StoredValueSource, @unchecked Sendable {
     enum Kind { case inMemory, binary }
 
     /// One stored object.
@@ -138,26 +138,11 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Fetching
 
     private func matching(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> [NSManagedObjectID] {
-        var ids: [NSManagedObjectID] = order.elements.filter { id in
+        let ids: [NSManagedObjectID] = order.elements.filter { id in
             guard let record = records[id] else { return false }
             return request.includesSubentities ? record.entity.isKindOf(entity: entity) : record.entity === entity
         }
-        if let predicate = request.predicate {
-            ids = ids.filter { predicate.evaluate(with: RowReader(store: self, id: $0)) }
-        }
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            let readers = Dictionary(uniqueKeysWithValues: ids.map { ($0, RowReader(store: self, id: $0)) })
-            ids.sort { lhs, rhs in
-                for descriptor in descriptors {
-                    let order = descriptor.compare(readers[lhs]!, to: readers[rhs]!)
-                    if order != .orderedSame { return order == .orderedAscending }
-                }
-                return false
-            }
-        }
-        if request.fetchOffset > 0 { ids = Array(ids.dropFirst(request.fetchOffset)) }
-        if request.fetchLimit > 0 { ids = Array(ids.prefix(request.fetchLimit)) }
-        return ids
+        return StoredRowEvaluation.matching(ids, in: self, request: request)
     }
 
     override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
@@ -171,14 +156,7 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
-        let grouping = !(request.propertiesToGroupBy ?? []).isEmpty || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription }
-        var unlimited = request
-        if grouping && (request.fetchLimit > 0 || request.fetchOffset > 0) {
-            unlimited = request.copied()
-            unlimited.fetchLimit = 0
-            unlimited.fetchOffset = 0
-        }
-        let readers = matching(unlimited, entity: entity).map { RowReader(store: self, id: $0) }
+        let readers = matching(StoredRowEvaluation.rowsRequest(forDictionaries: request), entity: entity).map { RowReader(store: self, id: $0) }
         return DictionaryResults.make(from: readers, request: request, entity: entity)
     }
 
@@ -341,25 +319,6 @@ final class AtomicStore: NSPersistentStore, @unchecked Sendable {
             throw error
         }
     }
-}
-
-/// A stored row seen by the in-memory evaluator as a key-value readable object.
-final class RowReader: KeyValueCodingReadable, Hashable {
-    let store: AtomicStore
-    let id: NSManagedObjectID
-
-    init(store: AtomicStore, id: NSManagedObjectID) {
-        self.store = store
-        self.id = id
-    }
-
-    func value(forKey key: String) -> Any? {
-        if key == "objectID" { return id }
-        return store.value(of: id, forKey: key)
-    }
-
-    static func == (lhs: RowReader, rhs: RowReader) -> Bool { lhs.id == rhs.id }
-    func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
 /// Converts attribute values to and from property-list values for the binary store.

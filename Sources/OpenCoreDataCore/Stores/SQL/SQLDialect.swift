@@ -40,4 +40,24 @@ package enum SQLDialect: Sendable {
     var textType: String { self == .sqlite ? "VARCHAR" : "text" }
     /// The type of bytes (`Z_PLIST`, `Z_CONTENT`).
     var bytesType: String { self == .sqlite ? "BLOB" : "bytea" }
+
+    // MARK: Statements of a server store (PostgreSQL only)
+
+    /// Serializes the opening of a store: whoever holds it creates or checks the tables alone,
+    /// until its transaction ends.
+    var setupLockStatement: String { "SELECT 1 FROM pg_advisory_xact_lock(5467432011)" }
+
+    /// Every table of the current schema with each of its columns: rows of (table, column).
+    var tableColumnsQuery: String {
+        "SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = current_schema()"
+    }
+
+    /// Creates the sequence that numbers an entity hierarchy's rows.
+    func createSequenceStatement(_ name: String) -> String { "CREATE SEQUENCE IF NOT EXISTS \(name)" }
+
+    /// `$1` new keys from a sequence, one row each.
+    func nextKeysQuery(_ sequence: String) -> String { "SELECT nextval('\(sequence.lowercased())') FROM generate_series(1, $1)" }
+
+    /// Sends `$2` on channel `$1` when the transaction commits.
+    var notifyStatement: String { "SELECT 1 FROM pg_notify($1, $2)" }
 }

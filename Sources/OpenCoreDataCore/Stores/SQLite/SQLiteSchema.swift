@@ -155,6 +155,18 @@ package final class SQLiteSchema {
 
     func entity(number: Int) -> NSEntityDescription? { entitiesByNumber[number] }
 
+    /// The entity numbers of the possible destinations of an entity's to-ones that have an
+    /// entity column (`Z<n>_<NAME>`), by destination entity: what those columns hold.
+    func destinationNumbers(ofEntityColumnsOf entity: NSEntityDescription) -> [ObjectIdentifier: Int64] {
+        var numbers: [ObjectIdentifier: Int64] = [:]
+        for slot in mapping(for: entity)?.entityColumnsBySlot.keys ?? [:].keys {
+            for destination in (entity.frozenProperties[slot] as? NSRelationshipDescription)?.destinationEntity?.selfAndDescendants ?? [] {
+                if let number = mapping(for: destination)?.number { numbers[ObjectIdentifier(destination)] = Int64(number) }
+            }
+        }
+        return numbers
+    }
+
     func joinTable(for relationship: NSRelationshipDescription) -> JoinTable? { joinTables[ObjectIdentifier(relationship)] }
 
     var allJoinTables: [JoinTable] {

@@ -132,13 +132,7 @@ extension SQLiteStore {
             // Derived attributes are the store's to compute (its triggers): never written from objects.
             slots = mapping.columnsBySlot.keys.sorted().filter { !(entity.frozenProperties[$0] is NSDerivedAttributeDescription) }
             entitySlots = mapping.entityColumnsBySlot.keys.sorted()
-            var numbers: [ObjectIdentifier: Int64] = [:]
-            for slot in entitySlots {
-                for destination in (entity.frozenProperties[slot] as? NSRelationshipDescription)?.destinationEntity?.selfAndDescendants ?? [] {
-                    if let number = schema.mapping(for: destination)?.number { numbers[ObjectIdentifier(destination)] = Int64(number) }
-                }
-            }
-            destinationNumbers = numbers
+            destinationNumbers = schema.destinationNumbers(ofEntityColumnsOf: entity)
             let written = slots.map { mapping.columnsBySlot[$0]! } + entitySlots.map { mapping.entityColumnsBySlot[$0]! }
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + written
             let assignments = ["Z_OPT = Z_OPT + 1"] + written.map { "\($0) = ?" }

@@ -1,0 +1,170 @@
+import Foundation
+
+/// Hears every save to a server store, from any coordinator on any machine, and posts
+/// `NSPersistentStoreRemoteChange` for its coordinator.
+///
+/// Each save sends a notice on the store's channel in its transaction (delivered when it commits,
+/// never for a rolled-back save): the objects it inserted, updated and deleted, as
+/// `<entity number>.<Z_PK>` lists (`SQLServerChangeNotice`). The listener keeps a connection of its
+/// own that `LISTEN`s on the channel. A dropped connection is opened again (after 0.1 s, then
+/// waits growing to 2 s between tries); notices sent meanwhile are lost, so once back it posts a
+/// notification without object IDs, which means "anything may have changed".
+///
+/// Notifications are posted on a private queue, never on the driver's threads.
+/// Unchecked Sendable: mutable state is in `state` (a `LockedValue`); the rest is set in `init`.
+final class SQLServerChangeListener: @unchecked Sendable {
+    private let connector: SQLServerConnector
+    private let url: URL
+    private let storeID: String
+    let channel: String
+    private weak var store: SQLServerStore?
+    private weak var coordinator: NSPersistentStoreCoordinator?
+    private let queue = DispatchQueue(label: "OpenCoreData.SQLServerChangeListener")
+    private let state = LockedValue<State>(State())
+
+    private struct State {
+        var connection: (any SQLServerConnection)?
+        var stopped = false
+        var retryDelay: TimeInterval = 0.1
+    }
+
+    init(store: SQLServerStore, url: URL, storeID: String, coordinator: NSPersistentStoreCoordinator) {
+        self.connector = store.connector
+        self.url = url
+        self.storeID = storeID
+        self.channel = SQLServerChangeNotice.channel(forStore: storeID)
+        self.store = store
+        self.coordinator = coordinator
+    }
+
+    deinit { stop() }
+
+    /// Connects and listens; throws the connection's error.
+    func start() throws {
+        try connect()
+    }
+
+    /// Stops listening and closes the connection (again is harmless).
+    func stop() {
+        let connection = state.withLock { state -> (any SQLServerConnection)? in
+            state.stopped = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        connection?.close()
+    }
+
+    private func connect() throws {
+        let connection = try connector.open(url)
+        try connection.listen(channel: channel, onNotification: { [weak self] payload in
+            guard let self else { return }
+            queue.async { self.received(payload) }
+        }, onClose: { [weak self] in
+            guard let self else { return }
+            queue.async { self.dropped() }
+        })
+        let keep = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.connection = connection
+            state.retryDelay = 0.1
+            return true
+        }
+        if !keep { connection.close() }
+    }
+
+    /// The connection ended: unless stopped, connect again and tell observers to catch up.
+    private func dropped() {
+        let delay = state.withLock { state -> TimeInterval? in
+            guard !state.stopped else { return nil }
+            state.connection = nil
+            return state.retryDelay
+        }
+        guard let delay else { return }
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.state.withLock({ $0.stopped }) else { return }
+            do {
+                try connect()
+                post(nil)
+            } catch {
+                CoreDataLog.logger.error("The change listener of \(connector.describe(url)) can't reconnect yet: \(error)")
+                state.withLock { $0.retryDelay = min($0.retryDelay * 2, 2) }
+                dropped()
+            }
+        }
+    }
+
+    private func received(_ payload: String) {
+        guard let store, let notice = SQLServerChangeNotice(payload: payload) else { return }
+        post(notice.isComplete ? store.objectIDs(in: notice) : nil)
+    }
+
+    /// Posts the notification: with the saved objects' IDs under `NSInsertedObjectsKey`,
+    /// `NSUpdatedObjectsKey` and `NSDeletedObjectsKey` when known.
+    private func post(_ ids: (inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID])?) {
+        guard let coordinator, !state.withLock({ $0.stopped }) else { return }
+        var userInfo: [AnyHashable: Any] = [NSStoreUUIDKey: storeID, NSPersistentStoreURLKey: url]
+        if let ids {
+            userInfo[NSInsertedObjectsKey] = ids.inserted
+            userInfo[NSUpdatedObjectsKey] = ids.updated
+            userInfo[NSDeletedObjectsKey] = ids.deleted
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
+    }
+}
+
+/// What one save changed, as sent on a server store's channel: `i:3.17,3.18;u:5.2;d:` (entity
+/// number and `Z_PK` of each inserted, updated and deleted object). A save too large for one
+/// notice (PostgreSQL's limit is 8,000 bytes) sends `*`: everything may have changed.
+struct SQLServerChangeNotice: Equatable {
+    var inserted: [(entity: Int, key: Int64)] = []
+    var updated: [(entity: Int, key: Int64)] = []
+    var deleted: [(entity: Int, key: Int64)] = []
+    /// False for `*`: the save's objects aren't listed.
+    var isComplete = true
+
+    /// The longest payload sent; longer ones become `*`.
+    static let payloadLimit = 7_900
+
+    /// The channel of a store: its identifier, as a lower-case identifier.
+    static func channel(forStore identifier: String) -> String {
+        "ocd_" + identifier.lowercased().filter { $0.isLetter || $0.isNumber }
+    }
+
+    init(inserted: [(Int, Int64)], updated: [(Int, Int64)], deleted: [(Int, Int64)]) {
+        self.inserted = inserted.map { (entity: $0.0, key: $0.1) }
+        self.updated = updated.map { (entity: $0.0, key: $0.1) }
+        self.deleted = deleted.map { (entity: $0.0, key: $0.1) }
+    }
+
+    init?(payload: String) {
+        if payload == "*" {
+            isComplete = false
+            return
+        }
+        for part in payload.split(separator: ";", omittingEmptySubsequences: true) {
+            guard part.count >= 2, part.dropFirst().first == ":" else { return nil }
+            var items: [(entity: Int, key: Int64)] = []
+            for item in part.dropFirst(2).split(separator: ",") {
+                let pieces = item.split(separator: ".")
+                guard pieces.count == 2, let entity = Int(pieces[0]), let key = Int64(pieces[1]) else { return nil }
+                items.append((entity, key))
+            }
+            switch part.first {
+            case "i": inserted = items
+            case "u": updated = items
+            case "d": deleted = items
+            default: return nil
+            }
+        }
+    }
+
+    /// The payload to send: the lists, or `*` when they don't fit.
+    var payload: String {
+        guard isComplete else { return "*" }
+        func list(_ items: [(entity: Int, key: Int64)]) -> String { items.map { "\($0.entity).\($0.key)" }.joined(separator: ",") }
+        let text = "i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
+        return text.utf8.count <= Self.payloadLimit ? text : "*"
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.payload == rhs.payload }
+}
