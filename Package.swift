@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "worldcup", targets: ["WorldCup"]),
         .executable(name: "ocd-bench", targets: ["OCDBench"]),
         .executable(name: "worldcup-web", targets: ["WorldCupWeb"]),
@@ -98,7 +99,8 @@ let package = Package(
         .executableTarget(name: "WorldCupWeb", dependencies: ["WorldCupWebKit"], path: "Sources/WorldCupWeb"),
         .executableTarget(
             name: "OCDBench",
-            dependencies: ["OpenCoreData", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Sources/OCDBench"
         ),
         // `ocd`, the store inspector: its commands as a library, so the tests run them in-process.
@@ -117,7 +119,7 @@ let package = Package(
         // A fresh process for the class-resolution tests: first touches of a store, undefined classes.
         .executableTarget(name: "ClassResolutionProbe", dependencies: ["OpenCoreData", "WorldCupKit"], path: "Tests/ClassResolutionProbe"),
         // The other process of the reliability tests: saves in a loop until killed, or concurrently.
-        .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
+        .executableTarget(name: "ReliabilityWorker", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "OpenCoreDataTestKit"], path: "Tests/ReliabilityWorker"),
         // The fuzz checks (the parsers' promises on any input), shared by the fuzzers and the tests
         // that replay the inputs fuzzing found.
         .target(name: "OpenCoreDataFuzzing", dependencies: ["OpenCoreData"], path: "Tests/Fuzzing/OpenCoreDataFuzzing", swiftSettings: fuzzerSettings),

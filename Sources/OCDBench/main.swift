@@ -589,12 +589,22 @@ nonisolated(unsafe) var timeLimit = 60.0
 /// Runs only one group of workloads: objects, typed, relationships, bridged, queries, controller, controller-matrix or batch.
 var only: String?
 var childMode: String?
+/// `--store postgres://…`: run the PostgreSQL workloads against that server instead.
+var postgresStore: URL?
+/// How many objects the PostgreSQL workloads write and read (`--rows` sets it too).
+var postgresRows = 50_000
+/// How many saves the PostgreSQL latency workload times.
+var postgresSaves = 1_000
 var directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(getpid())")
 var output = ""
 var iterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = iterator.next() {
     switch argument {
-    case "--rows": rows = Int(iterator.next() ?? "") ?? rows
+    case "--rows":
+        rows = Int(iterator.next() ?? "") ?? rows
+        postgresRows = rows
+    case "--store": postgresStore = iterator.next().flatMap(URL.init(string:))
+    case "--saves": postgresSaves = Int(iterator.next() ?? "") ?? postgresSaves
     case "--query-rows": queryRows = Int(iterator.next() ?? "") ?? queryRows
     case "--runs": matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
     case "--skip-queries": skipQueries = true
@@ -604,12 +614,17 @@ while let argument = iterator.next() {
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--sections none,team,level,department] [--time-limit SECONDS]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--sections none,team,level,department] [--time-limit SECONDS] [--store postgres://user:password@host:port/database [--saves N]]"); exit(2)
     }
 }
 
 if let childMode {
     try runChild(mode: childMode, rows: rows, directory: directory, output: output)
+    exit(0)
+}
+
+if let postgresStore {
+    try runPostgreSQLBenchmark(postgresStore, rows: postgresRows, saves: postgresSaves)
     exit(0)
 }
 

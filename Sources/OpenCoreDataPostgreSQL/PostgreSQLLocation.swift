@@ -71,7 +71,7 @@ package struct PostgreSQLLocation: Sendable, Equatable {
     }
 
     /// The URL with its password replaced, for messages and logs.
-    static func redacted(_ url: URL) -> String {
+    package static func redacted(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil else { return url.absoluteString }
         components.password = "***"
         return components.string ?? "postgres://…"

@@ -1,7 +1,7 @@
 import Foundation
 import OpenCoreData
 
-/// The object-trump merge policy, counting the optimistic-locking conflicts it resolves (from any
+/// A merge policy (object trump unless told otherwise), counting the optimistic-locking conflicts it resolves (from any
 /// thread). Shared by the merge policy tests and the reliability suite's worker process.
 public final class CountingMergePolicy: NSMergePolicy, @unchecked Sendable {
     private let lock = NSLock()
@@ -10,8 +10,8 @@ public final class CountingMergePolicy: NSMergePolicy, @unchecked Sendable {
     /// How many conflicts the policy has resolved.
     public var resolved: Int { lock.withLock { count } }
 
-    /// An object-trump policy with a count of zero.
-    public init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
+    /// A policy of the given type (object trump by default) with a count of zero.
+    public init(_ type: NSMergePolicyType = .mergeByPropertyObjectTrumpMergePolicyType) { super.init(merge: type) }
 
     public override func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
         lock.withLock { count += list.count }

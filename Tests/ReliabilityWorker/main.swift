@@ -3,11 +3,13 @@
 //   ReliabilityWorker save-loop <store.sqlite> <first number>
 //       saves batches forever, one per save: a Batch with that number and three Items; prints
 //       "saved <number>" after each save returns. The test kills it at random moments.
-//   ReliabilityWorker concurrent <store.sqlite> <seconds> <contexts> <tag>
+//   ReliabilityWorker concurrent <store.sqlite> <seconds> <contexts> <tag> [objectTrump|storeTrump|overwrite|rollback]
 //       several background contexts insert batches as fast as they can for a while, and every
 //       fourth save also renames the shared batch (number -1), so saves conflict; conflicts are
-//       resolved by a counting subclass of the object-trump merge policy. Prints
+//       resolved by a counting subclass of the merge policy (object trump by default). Prints
 //       "saved <count> errors <count> conflicts <count>" at the end.
+//
+//   A store given as a postgres:// URL is a PostgreSQL store; otherwise a SQLite file.
 //   ReliabilityWorker read-only-directory <store> sqlite|binary
 //   ReliabilityWorker full-disk <store> sqlite|binary once|retry
 //       the hostile-environment tests' cases (HostileEnvironment.swift).
@@ -16,6 +18,7 @@
 //       with concurrency debugging on (the launch argument, or the environment variable) it traps.
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 import OpenCoreDataTestKit
 
 func fail(_ message: String) -> Never {
@@ -45,7 +48,11 @@ if arguments.count >= 4, let mode = HostileEnvironment(arguments: Array(argument
 guard arguments.count >= 4 else { fail("usage: ReliabilityWorker save-loop|concurrent <store> …") }
 let coordinator = NSPersistentStoreCoordinator(managedObjectModel: BatchModel.make())
 do {
-    try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: URL(fileURLWithPath: arguments[2]), options: nil)
+    if arguments[2].hasPrefix("postgres://"), let url = URL(string: arguments[2]) {
+        try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+    } else {
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: URL(fileURLWithPath: arguments[2]), options: nil)
+    }
 } catch {
     fail("opening: \(error)")
 }
@@ -72,7 +79,10 @@ case "concurrent":
     guard arguments.count >= 6, let seconds = Double(arguments[3]), let contexts = Int(arguments[4]) else { fail("usage: concurrent <store> <seconds> <contexts> <tag>") }
     let tag = arguments[5]
     let deadline = Date().addingTimeInterval(seconds)
-    let policy = CountingMergePolicy()
+    let policyTypes: [String: NSMergePolicyType] = ["objectTrump": .mergeByPropertyObjectTrumpMergePolicyType, "storeTrump": .mergeByPropertyStoreTrumpMergePolicyType,
+                                                    "overwrite": .overwriteMergePolicyType, "rollback": .rollbackMergePolicyType]
+    guard let policyType = policyTypes[arguments.count >= 7 ? arguments[6] : "objectTrump"] else { fail("unknown merge policy \(arguments[6])") }
+    let policy = CountingMergePolicy(policyType)
     let group = DispatchGroup()
     let totals = NSLock()
     nonisolated(unsafe) var saved = 0

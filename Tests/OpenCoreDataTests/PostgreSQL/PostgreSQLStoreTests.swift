@@ -295,6 +295,61 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    @Test func uniquenessConstraintsConflictOrMergeByPolicy() throws {
+        let database = Database()
+        let model = MergePolicyTests.makeModel()
+        let first = try database.context(model)
+        try first.performAndWait {
+            let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: first)
+            tag.setValue("red", forKey: "code")
+            tag.setValue("Red", forKey: "label")
+            try first.save()
+        }
+        let second = try database.context(model)
+        let error = second.performAndWait {
+            let again = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: second)
+            again.setValue("red", forKey: "code")
+            again.setValue("Crimson", forKey: "label")
+            return #expect(throws: NSError.self) { try second.save() }
+        }
+        #expect(error?.code == 133021, "a constraint conflict")
+        try second.performAndWait {
+            second.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+            try second.save()
+        }
+        let reader = try database.context(model)
+        try reader.performAndWait {
+            let tags = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Tag"))
+            #expect(tags.count == 1)
+            #expect(tags.first?.value(forKey: "label") as? String == "Crimson")
+        }
+    }
+
+    @Test func theStoreWinsUnderStoreTrumpAndTheRollbackPolicyKeepsItToo() throws {
+        for policy in [NSMergePolicy.mergeByPropertyStoreTrump, NSMergePolicy.rollback, NSMergePolicy.overwrite] {
+            let database = Database()
+            let first = try database.context(Self.model)
+            try Self.fill(first)
+            let second = try database.context(Self.model)
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Project")
+            request.predicate = NSPredicate(format: "title == 'TPS'")
+            try first.performAndWait { _ = try first.fetch(request).first?.value(forKey: "title") }
+            try second.performAndWait {
+                try second.fetch(request).first?.setValue("TPS v2", forKey: "title")
+                try second.save()
+            }
+            try first.performAndWait {
+                first.mergePolicy = policy
+                try first.fetch(NSFetchRequest<NSManagedObject>(entityName: "Project")).first { $0.value(forKey: "title") as? String == "TPS" }?
+                    .setValue("TPS mine", forKey: "title")
+                try first.save()
+            }
+            let reader = try database.context(Self.model)
+            let titles = try reader.performAndWait { try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Project")).compactMap { $0.value(forKey: "title") as? String }.sorted() }
+            #expect(titles == [policy === NSMergePolicy.overwrite ? "TPS mine" : "TPS v2", "Y2K"], "\(policy.mergeType)")
+        }
+    }
+
     @Test func aStoreMadeWithAnotherModelIsRefusedWithCoreDataError() throws {
         let database = Database()
         try Self.fill(try database.context(Self.model))

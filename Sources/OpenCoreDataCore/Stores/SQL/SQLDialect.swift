@@ -60,4 +60,12 @@ package enum SQLDialect: Sendable {
 
     /// Sends `$2` on channel `$1` when the transaction commits.
     var notifyStatement: String { "SELECT 1 FROM pg_notify($1, $2)" }
+
+    /// Taken by every save transaction of the store `$1` (shared: saves don't wait on each other),
+    /// so that `holdWritesStatement` keeps them all out.
+    var saveLockStatement: String { "SELECT 1 FROM pg_advisory_xact_lock_shared(hashtext('ocd-writes-' || $1))" }
+    /// Holds every save of the store `$1`, in any process, until `releaseWritesStatement`.
+    var holdWritesStatement: String { "SELECT 1 FROM pg_advisory_lock(hashtext('ocd-writes-' || $1))" }
+    /// Ends `holdWritesStatement`.
+    var releaseWritesStatement: String { "SELECT 1 FROM pg_advisory_unlock(hashtext('ocd-writes-' || $1))" }
 }

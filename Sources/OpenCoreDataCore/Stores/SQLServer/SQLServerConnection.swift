@@ -1,7 +1,7 @@
 import Foundation
 
 /// One value sent to or read from a database server: the types Core Data's columns hold.
-package enum SQLServerValue: Sendable, Equatable {
+package enum SQLServerValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)

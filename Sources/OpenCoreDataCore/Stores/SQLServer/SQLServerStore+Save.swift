@@ -33,7 +33,12 @@ extension SQLServerStore {
             return id.isTemporaryID ? nil : id.primaryKey
         }
         try transaction { connection in
+            try connection.run(connection.dialect.saveLockStatement, [.text(identifier ?? "")])
             for record in changes.deleted { try delete(record, connection) }
+            let violations = try UniquenessChecking.violations(changes.inserted, entities: entities, value: { record, property in
+                columnValue(record.values[property.slot], of: property, primaryKey)
+            }, stored: { constraint, values in try storedObjectID(matching: constraint, values: values, connection) })
+            if !violations.isEmpty { throw StoreConstraintConflicts(violations: violations) }
             for record in changes.inserted {
                 let plan = SQLServerWritePlan(entity: record.entity, schema: schema)
                 guard let key = primaryKey(record.objectID) else { continue }
@@ -68,6 +73,25 @@ extension SQLServerStore {
             }
         }
         return mapping
+    }
+
+    /// A property's column value: an attribute's encoded value, a to-one's key.
+    private func columnValue(_ value: Any?, of property: NSPropertyDescription, _ primaryKey: (NSManagedObjectID) -> Int64?) -> SQLServerValue {
+        if let attribute = property as? NSAttributeDescription { return SQLServerValueCoding.encode(value, for: attribute) }
+        return (value as? NSManagedObjectID).flatMap(primaryKey).map(SQLServerValue.integer) ?? .null
+    }
+
+    /// The stored object of a uniqueness constraint's entity (or a subentity) holding the values.
+    private func storedObjectID(matching constraint: UniquenessChecking.Constraint, values: [SQLServerValue],
+                                _ connection: any SQLServerConnection) throws -> NSManagedObjectID? {
+        guard let mapping = schema.mapping(for: constraint.entity) else { return nil }
+        let columns = constraint.properties.compactMap { mapping.columnsBySlot[$0.slot] }
+        guard columns.count == constraint.properties.count else { return nil }
+        let conditions = columns.enumerated().map { "\($1) IS NOT DISTINCT FROM $\($0 + 1)" }.joined(separator: " AND ")
+        let sql = "SELECT Z_PK, Z_ENT FROM \(mapping.tableName) WHERE \(entityCondition(constraint.entity, subentities: true)) AND \(conditions) LIMIT 1"
+        guard let row = try connection.run(sql, values).first, row.count == 2, let key = SQLServerValueCoding.integer(row[0]),
+              let number = SQLServerValueCoding.integer(row[1]), let entity = schema.entity(number: Int(number)) else { return nil }
+        return objectID(for: entity, primaryKey: key)
     }
 
     private func delete(_ record: SaveRecord, _ connection: any SQLServerConnection) throws {

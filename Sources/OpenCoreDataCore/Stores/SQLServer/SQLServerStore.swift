@@ -20,6 +20,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     private(set) var schema: SQLiteSchema!
     /// How each table's rows are read, by table name.
     private var readPlans: [String: SQLServerReadPlan] = [:]
+    /// Whether `holdingWrites` holds this store's saves now.
+    private var holdsWrites = false
     /// Posts `NSPersistentStoreRemoteChange` for saves anywhere, when the options ask for it.
     private var changeListener: SQLServerChangeListener?
 
@@ -297,6 +299,24 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         try saveInOneTransaction(changes)
     }
 
+    /// Runs `body` (a save resolving conflicts: it reads rows, then saves) with every save of this
+    /// store, by any process, held until it ends: an exclusive advisory lock that each save's
+    /// shared one waits for. The connection stays this thread's meanwhile.
+    override func holdingWrites<T>(_ body: () throws -> T) throws -> T {
+        try withConnection { connection in
+            if holdsWrites { return try body() }
+            let store: [SQLServerValue] = [.text(identifier ?? "")]
+            try connection.run(connection.dialect.holdWritesStatement, store)
+            holdsWrites = true
+            defer {
+                holdsWrites = false
+                // Ignored: a failed unlock means the connection is gone, and its locks with it.
+                _ = try? connection.run(connection.dialect.releaseWritesStatement, store)
+            }
+            return try body()
+        }
+    }
+
     // MARK: Fetching
 
     override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
@@ -331,7 +351,9 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
             if request.fetchLimit > 0 { suffix += " LIMIT \(request.fetchLimit)" }
             if request.fetchOffset > 0 { suffix += " OFFSET \(request.fetchOffset)" }
         }
-        let rows = try readRows(plan, where: condition, [], suffix: suffix)
+        var prefilter = SQLServerPrefilter(entity: entity, columns: schema.mapping(for: entity)?.columnsBySlot ?? [:])
+        let narrowed = request.predicate.flatMap { prefilter.condition(for: $0) }.map { "\(condition) AND \($0)" } ?? condition
+        let rows = try readRows(plan, where: narrowed, prefilter.values, suffix: suffix)
         if ordered { return rows }
         let source = source ?? SQLServerRowSource(store: self)
         for (id, row) in rows { source.rows[id] = row }
