@@ -76,7 +76,7 @@ let package = Package(
         // The World Cup demo's model classes and commands, shared by the executable and the tests.
         .target(
             name: "WorldCupKit",
-            dependencies: ["OpenCoreData"],
+            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL"],
             path: "Sources/WorldCupKit",
             exclude: ["NOTICE.md"],
             resources: [.copy("Resources/WorldCup.xcdatamodeld"), .copy("Resources/seed.json")]
@@ -158,7 +158,8 @@ let package = Package(
         ),
         .testTarget(
             name: "WorldCupWebTests",
-            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataTestKit", "ConcurrencyDebugOn"],
+            dependencies: ["WorldCupWebKit", "WorldCupKit", "OpenCoreData", "OpenCoreDataPostgreSQL", "OpenCoreDataTestKit", "ConcurrencyDebugOn",
+                           .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/WorldCupWebTests"
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// A team, as the "NSFetchedResultsController" tutorial's model declares it.
 public final class Team: NSManagedObject {
@@ -28,11 +29,18 @@ public struct WorldCupApp {
     /// Every save records persistent history, so that a program watching the same store (the web
     /// table, say) learns what changed; with `observesRemoteChanges` the coordinator also posts
     /// `NSPersistentStoreRemoteChange` when another process commits to the file.
+    ///
+    /// A `postgres://` URL opens a PostgreSQL store instead, which several servers can share; it
+    /// records no history, and its remote change notifications carry the saved objects' IDs.
     public init(storeURL: URL?, observesRemoteChanges: Bool = false) throws {
         container = NSPersistentContainer(name: "WorldCup")
         let description = container.persistentStoreDescriptions[0]
         if let storeURL { description.url = storeURL }
-        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        if let scheme = storeURL?.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" {
+            description.type = NSPostgreSQLStoreType
+        } else {
+            description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        }
         if observesRemoteChanges {
             description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
         }

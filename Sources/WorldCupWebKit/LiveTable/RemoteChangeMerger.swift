@@ -1,8 +1,10 @@
 import Foundation
 import OpenCoreData
 
-/// Brings commits made to the store file by other processes (the terminal `worldcup`, say) into
-/// a context, as Apple's apps do: on each `NSPersistentStoreRemoteChange` it fetches the persistent
+/// Brings commits made to the store by other processes (the terminal `worldcup`, another
+/// `worldcup-web` on the same PostgreSQL database) into a context. Over PostgreSQL the
+/// notification names the saved objects, which are merged as they are; over SQLite, as Apple's
+/// apps do: on each `NSPersistentStoreRemoteChange` it fetches the persistent
 /// history after the last token it processed and merges each transaction's object IDs into the
 /// context, whose fetched results controller then reports the changes.
 ///
@@ -37,9 +39,22 @@ final class RemoteChangeMerger: @unchecked Sendable {
         self.onError = onError
         startDate = Date()
         observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: context.persistentStoreCoordinator,
-                                                          queue: nil) { [weak self] _ in
-            self?.catchUp()
+                                                          queue: nil) { [weak self] note in
+            guard let self else { return }
+            // A store without history (PostgreSQL) names the saved objects in the notification.
+            if let changes = note.userInfo, changes[NSInsertedObjectsKey] != nil {
+                NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changes, into: [self.context])
+            } else if self.usesHistory {
+                self.catchUp()
+            } else {
+                self.context.perform { self.context.refreshAllObjects() }
+            }
         }
+    }
+
+    /// Whether the store records history (a SQLite store); otherwise nothing is fetched or pruned.
+    private var usesHistory: Bool {
+        context.persistentStoreCoordinator?.persistentStores.contains { $0.type == NSSQLiteStoreType } ?? false
     }
 
     deinit {
@@ -59,6 +74,7 @@ final class RemoteChangeMerger: @unchecked Sendable {
     /// Prunes the history if the last pruning is `pruneInterval` old, catching up first; call on
     /// the context's queue (after each of the context's own saves, say). Errors go to `onError`.
     func pruneIfDue() {
+        guard usesHistory else { return }
         reportingErrors { try prune(caughtUp: false) }
     }
 

@@ -9,14 +9,15 @@ import Testing
 /// PostgreSQL store's notices (`LISTEN`/`NOTIFY`), and a dropped listening connection comes back.
 @Suite struct PostgreSQLRemoteChangeTests {
     @Test func aNoticeListsTheSavedObjectsOrSaysEverything() throws {
-        let notice = SQLServerChangeNotice(inserted: [(3, 17), (3, 18)], updated: [(5, 2)], deleted: [])
-        #expect(notice.payload == "i:3.17,3.18;u:5.2;d:")
+        let notice = SQLServerChangeNotice(origin: "AB12", inserted: [(3, 17), (3, 18)], updated: [(5, 2)], deleted: [])
+        #expect(notice.payload == "o:AB12;i:3.17,3.18;u:5.2;d:")
         let read = try #require(SQLServerChangeNotice(payload: notice.payload))
-        #expect(read == notice && read.isComplete)
+        #expect(read == notice && read.isComplete && read.origin == "AB12")
         #expect(read.inserted.map(\.key) == [17, 18] && read.updated.map(\.entity) == [5])
-        let huge = SQLServerChangeNotice(inserted: (0..<2_000).map { (3, Int64($0)) }, updated: [], deleted: [])
-        #expect(huge.payload == "*")
-        #expect(SQLServerChangeNotice(payload: "*")?.isComplete == false)
+        let huge = SQLServerChangeNotice(origin: "AB12", inserted: (0..<2_000).map { (3, Int64($0)) }, updated: [], deleted: [])
+        #expect(huge.payload == "o:AB12;*")
+        let everything = try #require(SQLServerChangeNotice(payload: huge.payload))
+        #expect(!everything.isComplete && everything.origin == "AB12")
         #expect(SQLServerChangeNotice(payload: "x:1.2") == nil && SQLServerChangeNotice(payload: "i:1") == nil)
         #expect(SQLServerChangeNotice.channel(forStore: "0A1B-2C") == "ocd_0a1b2c")
     }
@@ -107,6 +108,25 @@ import Testing
         let last = try #require(inbox.received.last)
         #expect(last.inserted == 1 && (last.updated ?? 0) >= 1 && last.deleted == 1)
         #expect(last.storeID == watching.persistentStores.first?.identifier)
+
+        // A save through the watching coordinator itself: notified, with nothing to merge again
+        // (its contexts merge it already), and the controller shows the new object once.
+        let before = inbox.received.count
+        let sibling = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        sibling.persistentStoreCoordinator = watching
+        try sibling.performAndWait {
+            let local = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: sibling)
+            local.setValue("Omar", forKey: "name")
+            try sibling.save()
+        }
+        let ownHeard = try await eventually(within: 30) { inbox.received.dropFirst(before).contains { $0.inserted == 0 } }
+        #expect(ownHeard, "own save: \(inbox.received.dropFirst(before))")
+        try viewer.performAndWait {
+            viewer.refreshAllObjects()
+            try controller.performFetch()
+            let names = (controller.fetchedObjects ?? []).compactMap { $0.value(forKey: "name") as? String }
+            #expect(names.filter { $0 == "Omar" }.count == 1)
+        }
     }
 
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))

@@ -95,6 +95,8 @@ final class SQLServerChangeListener: @unchecked Sendable {
 
     private func received(_ payload: String) {
         guard let store, let notice = SQLServerChangeNotice(payload: payload) else { return }
+        // This coordinator's own save: its contexts merge it already, so no IDs to merge again.
+        if notice.origin == store.instanceID { return post(([], [], [])) }
         post(notice.isComplete ? store.objectIDs(in: notice) : nil)
     }
 
@@ -112,10 +114,13 @@ final class SQLServerChangeListener: @unchecked Sendable {
     }
 }
 
-/// What one save changed, as sent on a server store's channel: `i:3.17,3.18;u:5.2;d:` (entity
-/// number and `Z_PK` of each inserted, updated and deleted object). A save too large for one
-/// notice (PostgreSQL's limit is 8,000 bytes) sends `*`: everything may have changed.
+/// What one save changed, as sent on a server store's channel: `o:1A2B3C4D5E6F;i:3.17,3.18;u:5.2;d:`
+/// (the saving store's `instanceID`, then entity number and `Z_PK` of each inserted, updated and
+/// deleted object). A save too large for one notice (PostgreSQL's limit is 8,000 bytes) sends
+/// `o:…;*`: everything may have changed.
 struct SQLServerChangeNotice: Equatable {
+    /// The `instanceID` of the store that saved.
+    var origin = ""
     var inserted: [(entity: Int, key: Int64)] = []
     var updated: [(entity: Int, key: Int64)] = []
     var deleted: [(entity: Int, key: Int64)] = []
@@ -130,18 +135,23 @@ struct SQLServerChangeNotice: Equatable {
         "ocd_" + identifier.lowercased().filter { $0.isLetter || $0.isNumber }
     }
 
-    init(inserted: [(Int, Int64)], updated: [(Int, Int64)], deleted: [(Int, Int64)]) {
+    init(origin: String, inserted: [(Int, Int64)], updated: [(Int, Int64)], deleted: [(Int, Int64)]) {
+        self.origin = origin
         self.inserted = inserted.map { (entity: $0.0, key: $0.1) }
         self.updated = updated.map { (entity: $0.0, key: $0.1) }
         self.deleted = deleted.map { (entity: $0.0, key: $0.1) }
     }
 
     init?(payload: String) {
-        if payload == "*" {
-            isComplete = false
-            return
-        }
         for part in payload.split(separator: ";", omittingEmptySubsequences: true) {
+            if part == "*" {
+                isComplete = false
+                continue
+            }
+            if part.hasPrefix("o:") {
+                origin = String(part.dropFirst(2))
+                continue
+            }
             guard part.count >= 2, part.dropFirst().first == ":" else { return nil }
             var items: [(entity: Int, key: Int64)] = []
             for item in part.dropFirst(2).split(separator: ",") {
@@ -160,10 +170,11 @@ struct SQLServerChangeNotice: Equatable {
 
     /// The payload to send: the lists, or `*` when they don't fit.
     var payload: String {
-        guard isComplete else { return "*" }
+        let everything = "o:\(origin);*"
+        guard isComplete else { return everything }
         func list(_ items: [(entity: Int, key: Int64)]) -> String { items.map { "\($0.entity).\($0.key)" }.joined(separator: ",") }
-        let text = "i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
-        return text.utf8.count <= Self.payloadLimit ? text : "*"
+        let text = "o:\(origin);i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
+        return text.utf8.count <= Self.payloadLimit ? text : everything
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.payload == rhs.payload }

@@ -68,7 +68,7 @@ extension SQLServerStore {
                         return (number, key)
                     }
                 }
-                let notice = SQLServerChangeNotice(inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
+                let notice = SQLServerChangeNotice(origin: instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
                 try connection.run(connection.dialect.notifyStatement, [.text(SQLServerChangeNotice.channel(forStore: identifier)), .text(notice.payload)])
             }
         }

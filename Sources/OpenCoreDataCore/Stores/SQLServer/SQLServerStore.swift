@@ -20,6 +20,9 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     private(set) var schema: SQLiteSchema!
     /// How each table's rows are read, by table name.
     private var readPlans: [String: SQLServerReadPlan] = [:]
+    /// Names this store object (this coordinator's connection to the database) in its saves'
+    /// change notices, so its own listener knows its own saves.
+    let instanceID = String(UUID().uuidString.filter { $0 != "-" }.prefix(12))
     /// Whether `holdingWrites` holds this store's saves now.
     private var holdsWrites = false
     /// Posts `NSPersistentStoreRemoteChange` for saves anywhere, when the options ask for it.
