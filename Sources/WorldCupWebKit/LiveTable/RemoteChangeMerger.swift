@@ -29,6 +29,8 @@ final class RemoteChangeMerger: @unchecked Sendable {
     /// The least time between two prunings.
     let pruneInterval: TimeInterval
     private var lastPruning = Date.distantPast
+    /// Whether the store records history (a SQLite store); otherwise nothing is fetched or pruned.
+    private let usesHistory: Bool
 
     /// Starts watching the coordinator of `context`; history older than now is not merged.
     init(context: NSManagedObjectContext, retention: TimeInterval, pruneInterval: TimeInterval,
@@ -38,6 +40,7 @@ final class RemoteChangeMerger: @unchecked Sendable {
         self.pruneInterval = pruneInterval
         self.onError = onError
         startDate = Date()
+        usesHistory = context.persistentStoreCoordinator?.persistentStores.contains { $0.type == NSSQLiteStoreType } ?? false
         observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: context.persistentStoreCoordinator,
                                                           queue: nil) { [weak self] note in
             guard let self else { return }
@@ -52,10 +55,7 @@ final class RemoteChangeMerger: @unchecked Sendable {
         }
     }
 
-    /// Whether the store records history (a SQLite store); otherwise nothing is fetched or pruned.
-    private var usesHistory: Bool {
-        context.persistentStoreCoordinator?.persistentStores.contains { $0.type == NSSQLiteStoreType } ?? false
-    }
+
 
     deinit {
         if let observer { NotificationCenter.default.removeObserver(observer) }

@@ -52,16 +52,23 @@ import Testing
         deinit { if let observer { NotificationCenter.default.removeObserver(observer) } }
     }
 
+    /// A database filled with the company through one coordinator (its writer context), and a
+    /// second coordinator on it that posts remote change notifications.
+    static func companyWatchedByASecondCoordinator() throws
+        -> (database: PostgreSQLStoreTests.Database, writer: NSManagedObjectContext, watching: NSPersistentStoreCoordinator, store: NSPersistentStore) {
+        let database = PostgreSQLStoreTests.Database()
+        let writer = try database.context(PostgreSQLStoreTests.model)
+        try PostgreSQLStoreTests.fill(writer)
+        let watching = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLStoreTests.model)
+        let store = try watching.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: database.url,
+                                                    options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true])
+        return (database, writer, watching, store)
+    }
+
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
     func aSaveThroughOneCoordinatorMovesAControllerOnAnother() async throws {
-        let database = PostgreSQLStoreTests.Database()
+        let (database, writer, watching, _) = try Self.companyWatchedByASecondCoordinator()
         let model = PostgreSQLStoreTests.model
-        let writer = try database.context(model)
-        try PostgreSQLStoreTests.fill(writer)
-
-        let watching = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try watching.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: database.url,
-                                        options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true])
         let viewer = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         viewer.persistentStoreCoordinator = watching
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
@@ -131,13 +138,8 @@ import Testing
 
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
     func aDroppedListenerReconnectsAndSaysAnythingMayHaveChanged() async throws {
-        let database = PostgreSQLStoreTests.Database()
-        let model = PostgreSQLStoreTests.model
-        let writer = try database.context(model)
-        try PostgreSQLStoreTests.fill(writer)
-        let watching = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let store = try watching.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: database.url,
-                                                    options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true])
+        let (database, writer, watching, store) = try Self.companyWatchedByASecondCoordinator()
+        defer { withExtendedLifetime(database) {} }  // its schema is dropped when it goes
         let inbox = Inbox(watching)
         let channel = SQLServerChangeNotice.channel(forStore: try #require(store.identifier))
 

@@ -121,9 +121,11 @@ final class SQLServerChangeListener: @unchecked Sendable {
 struct SQLServerChangeNotice: Equatable {
     /// The `instanceID` of the store that saved.
     var origin = ""
-    var inserted: [(entity: Int, key: Int64)] = []
-    var updated: [(entity: Int, key: Int64)] = []
-    var deleted: [(entity: Int, key: Int64)] = []
+    /// One object: its entity number and `Z_PK`.
+    typealias Item = (entity: Int, key: Int64)
+    var inserted: [Item] = []
+    var updated: [Item] = []
+    var deleted: [Item] = []
     /// False for `*`: the save's objects aren't listed.
     var isComplete = true
 
@@ -135,11 +137,11 @@ struct SQLServerChangeNotice: Equatable {
         "ocd_" + identifier.lowercased().filter { $0.isLetter || $0.isNumber }
     }
 
-    init(origin: String, inserted: [(Int, Int64)], updated: [(Int, Int64)], deleted: [(Int, Int64)]) {
+    init(origin: String, inserted: [Item], updated: [Item], deleted: [Item]) {
         self.origin = origin
-        self.inserted = inserted.map { (entity: $0.0, key: $0.1) }
-        self.updated = updated.map { (entity: $0.0, key: $0.1) }
-        self.deleted = deleted.map { (entity: $0.0, key: $0.1) }
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
     }
 
     init?(payload: String) {
@@ -153,7 +155,7 @@ struct SQLServerChangeNotice: Equatable {
                 continue
             }
             guard part.count >= 2, part.dropFirst().first == ":" else { return nil }
-            var items: [(entity: Int, key: Int64)] = []
+            var items: [Item] = []
             for item in part.dropFirst(2).split(separator: ",") {
                 let pieces = item.split(separator: ".")
                 guard pieces.count == 2, let entity = Int(pieces[0]), let key = Int64(pieces[1]) else { return nil }
@@ -172,7 +174,7 @@ struct SQLServerChangeNotice: Equatable {
     var payload: String {
         let everything = "o:\(origin);*"
         guard isComplete else { return everything }
-        func list(_ items: [(entity: Int, key: Int64)]) -> String { items.map { "\($0.entity).\($0.key)" }.joined(separator: ",") }
+        func list(_ items: [Item]) -> String { items.map { "\($0.entity).\($0.key)" }.joined(separator: ",") }
         let text = "o:\(origin);i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
         return text.utf8.count <= Self.payloadLimit ? text : everything
     }

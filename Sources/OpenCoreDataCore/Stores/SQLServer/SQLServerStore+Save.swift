@@ -40,13 +40,13 @@ extension SQLServerStore {
             }, stored: { constraint, values in try storedObjectID(matching: constraint, values: values, connection) })
             if !violations.isEmpty { throw StoreConstraintConflicts(violations: violations) }
             for record in changes.inserted {
-                let plan = SQLServerWritePlan(entity: record.entity, schema: schema)
+                let plan = writePlan(for: record.entity)
                 guard let key = primaryKey(record.objectID) else { continue }
                 try connection.run(plan.insertSQL, [.integer(key), .integer(plan.entityNumber), .integer(1)] + plan.values(of: record.values, primaryKey: primaryKey))
             }
             var conflicting: [NSManagedObjectID] = []
             for record in changes.updated {
-                let plan = SQLServerWritePlan(entity: record.entity, schema: schema)
+                let plan = writePlan(for: record.entity)
                 let written = try connection.run(plan.updateSQL, plan.values(of: record.values, primaryKey: primaryKey)
                                                  + [.integer(record.objectID.primaryKey), .integer(record.version)])
                 if written.isEmpty { conflicting.append(record.objectID) }
@@ -62,10 +62,10 @@ extension SQLServerStore {
             }
             // Delivered to every listener when the transaction commits, never if it rolls back.
             if !changes.isEmpty, let identifier {
-                func items(_ records: [SaveRecord]) -> [(Int, Int64)] {
+                func items(_ records: [SaveRecord]) -> [SQLServerChangeNotice.Item] {
                     records.compactMap { record in
                         guard let number = schema.mapping(for: record.entity)?.number, let key = primaryKey(record.objectID) else { return nil }
-                        return (number, key)
+                        return (entity: number, key: key)
                     }
                 }
                 let notice = SQLServerChangeNotice(origin: instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))

@@ -20,6 +20,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     private(set) var schema: SQLiteSchema!
     /// How each table's rows are read, by table name.
     private var readPlans: [String: SQLServerReadPlan] = [:]
+    /// How each entity's rows are written, by entity, made on first use.
+    private var writePlans: [ObjectIdentifier: SQLServerWritePlan] = [:]
     /// Names this store object (this coordinator's connection to the database) in its saves'
     /// change notices, so its own listener knows its own saves.
     let instanceID = String(UUID().uuidString.filter { $0 != "-" }.prefix(12))
@@ -80,7 +82,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     /// The objects a change notice names, as IDs of this store (entities it doesn't know are left out).
     func objectIDs(in notice: SQLServerChangeNotice) -> (inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
         let ids = objectIDFactory
-        func resolve(_ items: [(entity: Int, key: Int64)]) -> [NSManagedObjectID] {
+        func resolve(_ items: [SQLServerChangeNotice.Item]) -> [NSManagedObjectID] {
             items.compactMap { item in schema.entity(number: item.entity).map { ids.objectID(for: $0, primaryKey: item.key) } }
         }
         return (resolve(notice.inserted), resolve(notice.updated), resolve(notice.deleted))
@@ -218,6 +220,15 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         return rows.compactMap { row in plan.decode(row, schema: schema, ids: ids) }
     }
 
+    /// Runs `body` for each run of at most 500 keys, with its `$1, $2, …` list and bound keys: how
+    /// `IN (…)` reads of many rows are split.
+    static func forEachChunk(of keys: [Int64], _ body: (_ placeholders: String, _ keys: [SQLServerValue]) throws -> Void) rethrows {
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let chunk = keys[start..<min(keys.count, start + 500)]
+            try body((1...chunk.count).map { "$\($0)" }.joined(separator: ", "), chunk.map { .integer($0) })
+        }
+    }
+
     /// `Z_ENT IN (…)` for an entity, with its subentities when asked.
     func entityCondition(_ entity: NSEntityDescription, subentities: Bool) -> String {
         let numbers = (subentities ? entity.selfAndDescendants : [entity]).compactMap { schema.mapping(for: $0)?.number }
@@ -237,12 +248,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         for id in objectIDs { if let plan = readPlan(for: id.entity) { byTable[plan.table, default: []].append(id) } }
         for (table, ids) in byTable {
             guard let plan = readPlans[table] else { continue }
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = ids[start..<min(ids.count, start + 500)]
-                let placeholders = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
-                for (id, row) in try readRows(plan, where: "Z_PK IN (\(placeholders))", chunk.map { .integer($0.primaryKey) }) {
-                    rows[id.key] = row
-                }
+            try Self.forEachChunk(of: ids.map(\.primaryKey)) { placeholders, keys in
+                for (id, row) in try readRows(plan, where: "Z_PK IN (\(placeholders))", keys) { rows[id.key] = row }
             }
         }
         return rows
@@ -260,10 +267,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         for id in objectIDs { result[id.key] = [] }
         let ids = objectIDFactory
         let sources = Dictionary(objectIDs.map { ($0.primaryKey, $0.key) }, uniquingKeysWith: { first, _ in first })
-        let keys = Array(sources.keys)
-        for start in stride(from: 0, to: keys.count, by: 500) {
-            let chunk = keys[start..<min(keys.count, start + 500)]
-            let placeholders = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
+        try Self.forEachChunk(of: Array(sources.keys)) { placeholders, keys in
             let sql: String
             if let join = schema.joinTable(for: relationship) {
                 let (mine, theirs) = join.columns(from: relationship)
@@ -274,9 +278,9 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                 let order = schema.orderColumn(for: relationship).map { "\($0), " } ?? ""
                 sql = "SELECT \(column), Z_PK, Z_ENT FROM \(target.tableName) WHERE \(column) IN (\(placeholders)) AND \(entityCondition(destination, subentities: true)) ORDER BY \(column), \(order)Z_PK"
             } else {
-                return result
+                return
             }
-            let rows = try withConnection { try $0.run(sql, chunk.map { .integer($0) }) }
+            let rows = try withConnection { try $0.run(sql, keys) }
             for row in rows {
                 guard row.count == 3, let source = SQLServerValueCoding.integer(row[0]).flatMap({ sources[$0] }),
                       let key = SQLServerValueCoding.integer(row[1]), let number = SQLServerValueCoding.integer(row[2]),
@@ -285,6 +289,14 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
             }
         }
         return result
+    }
+
+    /// The write plan of an entity, made once (saves run under the connection's lock).
+    func writePlan(for entity: NSEntityDescription) -> SQLServerWritePlan {
+        if let plan = writePlans[ObjectIdentifier(entity)] { return plan }
+        let plan = SQLServerWritePlan(entity: entity, schema: schema)
+        writePlans[ObjectIdentifier(entity)] = plan
+        return plan
     }
 
     /// The read plan of an entity's table.
@@ -409,16 +421,18 @@ final class SQLServerRowSource: StoredValueSource {
     private func row(_ id: NSManagedObjectID) -> StoredRow? {
         if let row = rows[id] { return row }
         if absent.contains(id) { return nil }
-        // Every row of this table the known rows point to that isn't read yet, with this one.
+        // Every row of this table the known rows and to-many members point to that isn't read
+        // yet, with this one.
         var wanted: Set<NSManagedObjectID> = [id]
+        func want(_ destination: NSManagedObjectID) {
+            if rows[destination] == nil, !absent.contains(destination), destination.entity.rootEntity === id.entity.rootEntity { wanted.insert(destination) }
+        }
         for (source, stored) in rows {
             for relationship in source.entity.frozenRelationships where !relationship.isToMany {
-                if let destination = stored.values[relationship.slot] as? NSManagedObjectID, rows[destination] == nil,
-                   !absent.contains(destination), destination.entity.rootEntity === id.entity.rootEntity {
-                    wanted.insert(destination)
-                }
+                if let destination = stored.values[relationship.slot] as? NSManagedObjectID { want(destination) }
             }
         }
+        for members in toMany.values { for list in members.values { list.forEach(want) } }
         do {
             let loaded = try store.loadRows(Array(wanted))
             for destination in wanted {
