@@ -15,7 +15,7 @@ extension NSPersistentStoreCoordinator {
         withLock {
             let chosen = stores.flatMap { $0.isEmpty ? nil : $0.compactMap { $0 as? NSPersistentStore } } ?? persistentStores
             var numbers: [String: Int64] = [:]
-            for case let store as SQLiteStore in chosen {
+            for case let store as any HistoryKeepingStore in chosen {
                 guard let identifier = store.identifier else { continue }
                 do {
                     if let number = try store.newestHistoryTransactionNumber() { numbers[identifier] = number }
@@ -30,9 +30,9 @@ extension NSPersistentStoreCoordinator {
     /// Runs a history fetch or purge on the affected stores that track history.
     func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> NSPersistentHistoryResult {
         try withLock {
-            let stores = (request.affectedStores ?? persistentStores).compactMap { $0 as? SQLiteStore }
+            let stores = (request.affectedStores ?? persistentStores).compactMap { $0 as? any HistoryKeepingStore }
             guard !stores.isEmpty else {
-                throw CoreDataError.make(.unsupportedRequest, "Persistent history needs a SQLite store added with NSPersistentHistoryTrackingKey set to true.")
+                throw CoreDataError.make(.unsupportedRequest, "Persistent history needs a SQLite or PostgreSQL store added with NSPersistentHistoryTrackingKey set to true.")
             }
             var transactions: [NSPersistentHistoryTransaction] = []
             var deleted = 0

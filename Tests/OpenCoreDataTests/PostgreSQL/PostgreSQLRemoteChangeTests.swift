@@ -29,6 +29,9 @@ import Testing
         let inserted: Int?
         let updated: Int?
         let deleted: Int?
+        /// The transaction number of `NSPersistentHistoryTokenKey`'s token, when there is one.
+        var token: Int64?
+        var insertedIDs: [NSManagedObjectID]?
     }
 
     /// Collects the remote change notifications a coordinator posts; merges them into a context
@@ -43,7 +46,9 @@ import Testing
                 let info = note.userInfo ?? [:]
                 if let context { NSManagedObjectContext.mergeChanges(fromRemoteContextSave: info, into: [context]) }
                 let item = Received(storeID: info[NSStoreUUIDKey] as? String, inserted: (info[NSInsertedObjectsKey] as? [NSManagedObjectID])?.count,
-                                    updated: (info[NSUpdatedObjectsKey] as? [NSManagedObjectID])?.count, deleted: (info[NSDeletedObjectsKey] as? [NSManagedObjectID])?.count)
+                                    updated: (info[NSUpdatedObjectsKey] as? [NSManagedObjectID])?.count, deleted: (info[NSDeletedObjectsKey] as? [NSManagedObjectID])?.count,
+                                    token: (info[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)?.transactionNumbers.values.first,
+                                    insertedIDs: info[NSInsertedObjectsKey] as? [NSManagedObjectID])
                 self?.append(item)
             }
         }

@@ -52,6 +52,11 @@ import Testing
     }
 
     private func note(_ context: NSManagedObjectContext, _ title: String, rank: Int64 = 0) -> NSManagedObject {
+        Self.insertNote(context, title, rank: rank)
+    }
+
+    /// Inserts a note with a title and rank.
+    static func insertNote(_ context: NSManagedObjectContext, _ title: String, rank: Int64 = 0) -> NSManagedObject {
         let note = NSManagedObject(entity: context.persistentStoreCoordinator!.managedObjectModel.entitiesByName["Note"]!, insertInto: context)
         note.setValue(title, forKey: "title")
         note.setValue(rank, forKey: "rank")

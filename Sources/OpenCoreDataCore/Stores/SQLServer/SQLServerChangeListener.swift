@@ -7,8 +7,15 @@ import Foundation
 /// never for a rolled-back save): the objects it inserted, updated and deleted, as
 /// `<entity number>.<Z_PK>` lists (`SQLServerChangeNotice`). The listener keeps a connection of its
 /// own that `LISTEN`s on the channel. A dropped connection is opened again (after 0.1 s, then
-/// waits growing to 2 s between tries); notices sent meanwhile are lost, so once back it posts a
-/// notification without object IDs, which means "anything may have changed".
+/// waits growing to 2 s between tries); notices sent meanwhile are lost.
+///
+/// When the store keeps persistent history, each notice carries its transaction's number, which
+/// the notification carries as `NSPersistentHistoryTokenKey`. The listener remembers the last
+/// number it posted; a notice that skips numbers, one too large to list its objects, or a
+/// reconnection makes it read the missed transactions from the history and post one
+/// notification for each, in order, so no save is missed. Without history (or when the history it
+/// needs was purged) it posts a notification without object IDs, which means "anything may have
+/// changed".
 ///
 /// Notifications are posted on a private queue, never on the driver's threads.
 /// Unchecked Sendable: mutable state is in `state` (a `LockedValue`); the rest is set in `init`.
@@ -26,6 +33,8 @@ final class SQLServerChangeListener: @unchecked Sendable {
         var connection: (any SQLServerConnection)?
         var stopped = false
         var retryDelay: TimeInterval = 0.1
+        /// The newest history transaction posted (nil until known, or without history).
+        var lastTransaction: Int64?
     }
 
     init(store: SQLServerStore, url: URL, storeID: String, coordinator: NSPersistentStoreCoordinator) {
@@ -39,9 +48,21 @@ final class SQLServerChangeListener: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Connects and listens; throws the connection's error.
+    /// Connects and listens, then notes the newest history transaction (saves from then on are
+    /// posted); throws the connection's error.
     func start() throws {
         try connect()
+        guard let newest = try store?.newestHistoryTransactionNumber() else { return }
+        state.withLock { $0.lastTransaction = max($0.lastTransaction ?? newest, newest) }
+    }
+
+    /// Whether the listening connection is open now.
+    var isConnected: Bool { state.withLock { $0.connection != nil } }
+
+    /// The wait before reconnecting after a drop (tests lengthen it to save while disconnected).
+    var reconnectDelayForTesting: TimeInterval {
+        get { state.withLock { $0.retryDelay } }
+        set { state.withLock { $0.retryDelay = newValue } }
     }
 
     /// Stops listening and closes the connection (again is harmless).
@@ -84,7 +105,7 @@ final class SQLServerChangeListener: @unchecked Sendable {
             guard let self, !self.state.withLock({ $0.stopped }) else { return }
             do {
                 try connect()
-                post(nil)
+                catchUp()
             } catch {
                 CoreDataLog.logger.error("The change listener of \(connector.describe(url)) can't reconnect yet: \(error)")
                 state.withLock { $0.retryDelay = min($0.retryDelay * 2, 2) }
@@ -95,14 +116,47 @@ final class SQLServerChangeListener: @unchecked Sendable {
 
     private func received(_ payload: String) {
         guard let store, let notice = SQLServerChangeNotice(payload: payload) else { return }
-        // This coordinator's own save: its contexts merge it already, so no IDs to merge again.
-        if notice.origin == store.instanceID { return post(([], [], [])) }
-        post(notice.isComplete ? store.objectIDs(in: notice) : nil)
+        guard let number = notice.transaction, store.history != nil else {
+            return post(notice.isComplete ? ids(in: notice, of: store) : nil)
+        }
+        let last = state.withLock { $0.lastTransaction }
+        if let last, number <= last { return }  // posted by a catch-up already
+        guard last == nil || (number == last! + 1 && notice.isComplete) else { return catchUp() }
+        state.withLock { $0.lastTransaction = number }
+        post(ids(in: notice, of: store), token: number)
     }
 
+    /// The objects a notice lists; none for this coordinator's own save, which its contexts merge already.
+    private func ids(in notice: SQLServerChangeNotice, of store: SQLServerStore) -> ChangedIDs {
+        notice.origin == store.instanceID ? ([], [], []) : store.objectIDs(in: notice)
+    }
+
+    /// Posts every history transaction after the last one posted, one notification each; without
+    /// history, or when it can't be read, one notification without object IDs.
+    private func catchUp() {
+        guard let store, let history = store.history, let last = state.withLock({ $0.lastTransaction }) else { return post(nil) }
+        do {
+            for transaction in try store.transactions(after: .afterTransaction(storeID: storeID, number: last), history: history) {
+                let changes = transaction.changes ?? []
+                func objects(_ type: NSPersistentHistoryChangeType) -> [NSManagedObjectID] {
+                    changes.filter { $0.changeType == type }.map(\.changedObjectID)
+                }
+                state.withLock { $0.lastTransaction = transaction.transactionNumber }
+                post((objects(.insert), objects(.update), objects(.delete)), token: transaction.transactionNumber)
+            }
+        } catch {
+            CoreDataLog.logger.error("The change listener of \(connector.describe(url)) can't read the history it missed: \(error)")
+            post(nil)
+        }
+    }
+
+    /// What one notification lists.
+    private typealias ChangedIDs = (inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID])
+
     /// Posts the notification: with the saved objects' IDs under `NSInsertedObjectsKey`,
-    /// `NSUpdatedObjectsKey` and `NSDeletedObjectsKey` when known.
-    private func post(_ ids: (inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID])?) {
+    /// `NSUpdatedObjectsKey` and `NSDeletedObjectsKey` when known, and the history token of its
+    /// transaction under `NSPersistentHistoryTokenKey`.
+    private func post(_ ids: ChangedIDs?, token: Int64? = nil) {
         guard let coordinator, !state.withLock({ $0.stopped }) else { return }
         var userInfo: [AnyHashable: Any] = [NSStoreUUIDKey: storeID, NSPersistentStoreURLKey: url]
         if let ids {
@@ -110,17 +164,21 @@ final class SQLServerChangeListener: @unchecked Sendable {
             userInfo[NSUpdatedObjectsKey] = ids.updated
             userInfo[NSDeletedObjectsKey] = ids.deleted
         }
+        if let token { userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(transactionNumbers: [storeID: token]) }
         NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
     }
 }
 
-/// What one save changed, as sent on a server store's channel: `o:1A2B3C4D5E6F;i:3.17,3.18;u:5.2;d:`
-/// (the saving store's `instanceID`, then entity number and `Z_PK` of each inserted, updated and
-/// deleted object). A save too large for one notice (PostgreSQL's limit is 8,000 bytes) sends
-/// `o:…;*`: everything may have changed.
+/// What one save changed, as sent on a server store's channel: `o:1A2B3C4D5E6F;t:42;i:3.17,3.18;u:5.2;d:`
+/// (the saving store's `instanceID`, its history transaction's number when the store keeps
+/// history, then entity number and `Z_PK` of each inserted, updated and deleted object). A save
+/// too large for one notice (PostgreSQL's limit is 8,000 bytes) sends `o:…;t:42;*`: its objects
+/// are in the history, or, without history, everything may have changed.
 struct SQLServerChangeNotice: Equatable {
     /// The `instanceID` of the store that saved.
     var origin = ""
+    /// The save's history transaction number, when the store keeps history.
+    var transaction: Int64?
     /// One object: its entity number and `Z_PK`.
     typealias Item = (entity: Int, key: Int64)
     var inserted: [Item] = []
@@ -154,6 +212,11 @@ struct SQLServerChangeNotice: Equatable {
                 origin = String(part.dropFirst(2))
                 continue
             }
+            if part.hasPrefix("t:") {
+                guard let number = Int64(part.dropFirst(2)) else { return nil }
+                transaction = number
+                continue
+            }
             guard part.count >= 2, part.dropFirst().first == ":" else { return nil }
             var items: [Item] = []
             for item in part.dropFirst(2).split(separator: ",") {
@@ -172,10 +235,11 @@ struct SQLServerChangeNotice: Equatable {
 
     /// The payload to send: the lists, or `*` when they don't fit.
     var payload: String {
-        let everything = "o:\(origin);*"
+        let head = "o:\(origin);" + (transaction.map { "t:\($0);" } ?? "")
+        let everything = head + "*"
         guard isComplete else { return everything }
         func list(_ items: [Item]) -> String { items.map { "\($0.entity).\($0.key)" }.joined(separator: ",") }
-        let text = "o:\(origin);i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
+        let text = head + "i:\(list(inserted));u:\(list(updated));d:\(list(deleted))"
         return text.utf8.count <= Self.payloadLimit ? text : everything
     }
 

@@ -32,6 +32,7 @@ extension SQLServerStore {
             if let permanent = mapping[id.key] { return permanent.primaryKey }
             return id.isTemporaryID ? nil : id.primaryKey
         }
+        let historyStrings = try history.map { history in try withConnection { try history.internStrings(changes.author, $0) } }
         try transaction { connection in
             try connection.run(connection.dialect.saveLockStatement, [.text(identifier ?? "")])
             for record in changes.deleted { try delete(record, connection) }
@@ -60,6 +61,10 @@ extension SQLServerStore {
             for records in [changes.inserted, changes.updated] {
                 for record in records where !record.toMany.isEmpty { try writeToMany(record, connection, primaryKey) }
             }
+            // Last: numbering the transaction locks the counter until the save commits.
+            let transactionNumber = changes.isEmpty ? nil : try history.map { history in
+                try history.recordSave(changes, strings: historyStrings ?? [], primaryKey: primaryKey, connection)
+            }
             // Delivered to every listener when the transaction commits, never if it rolls back.
             if !changes.isEmpty, let identifier {
                 func items(_ records: [SaveRecord]) -> [SQLServerChangeNotice.Item] {
@@ -68,7 +73,8 @@ extension SQLServerStore {
                         return (entity: number, key: key)
                     }
                 }
-                let notice = SQLServerChangeNotice(origin: instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
+                var notice = SQLServerChangeNotice(origin: instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
+                notice.transaction = transactionNumber
                 try connection.run(connection.dialect.notifyStatement, [.text(SQLServerChangeNotice.channel(forStore: identifier)), .text(notice.payload)])
             }
         }

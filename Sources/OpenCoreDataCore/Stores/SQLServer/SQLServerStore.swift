@@ -28,7 +28,11 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     /// Whether `holdingWrites` holds this store's saves now.
     private var holdsWrites = false
     /// Posts `NSPersistentStoreRemoteChange` for saves anywhere, when the options ask for it.
-    private var changeListener: SQLServerChangeListener?
+    private(set) var changeListener: SQLServerChangeListener?
+    /// The store's persistent history: kept when the store was added with
+    /// `NSPersistentHistoryTrackingKey`, or when the database already keeps it (another server
+    /// asked for it, and its readers must not miss this one's saves).
+    private(set) var history: SQLServerHistory?
 
     init(model: NSManagedObjectModel, configurationName: String?, url: URL, options: [AnyHashable: Any]?, connector: SQLServerConnector, storeType: String) {
         self.connector = connector
@@ -59,6 +63,11 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                     try create(connection)
                 } else {
                     try open(connection, tables: tables)
+                }
+                if SQLiteStore.wantsHistory(options) || tables["ATRANSACTION"] != nil {
+                    let history = SQLServerHistory(schema: schema)
+                    try history.createTables(connection)
+                    self.history = history
                 }
             }
         } catch {
@@ -152,7 +161,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                 userInfo: [NSStoreModelVersionHashesKey: StoreModelMatching.recordedHashes(metadata) ?? [:]])
         }
         var numbers: [String: Int] = [:]
-        for row in try connection.run("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY", []) {
+        // Rows from 16000 on count history's transactions, not an entity's rows.
+        for row in try connection.run("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000", []) {
             guard row.count == 2, let number = SQLServerValueCoding.integer(row[0]), case .text(let name) = row[1] else { continue }
             numbers[name] = Int(number)
         }
@@ -177,6 +187,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     static func sequenceName(for entity: NSEntityDescription, _ schema: SQLiteSchema) -> String {
         "Z_\(schema.mapping(for: entity.rootEntity)?.number ?? 0)_PK"
     }
+
+    override var tracksHistory: Bool { history != nil }
 
     /// A server store's content changes with every save anywhere: no token is reused, so no
     /// fetched results cache is taken for current.

@@ -62,4 +62,35 @@ enum SQLServerValueCoding {
         if case .integer(let number) = value { return number }
         return nil
     }
+
+    /// A value as text that keeps its type, for a history tombstone column (which holds values of
+    /// different attributes): a letter, `:`, then the value (doubles by their bits, so exactly).
+    static func tombstoneText(_ value: SQLServerValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let number): "i:\(number)"
+        case .real(let number): "r:\(String(number.bitPattern, radix: 16))"
+        case .boolean(let bool): bool ? "b:1" : "b:0"
+        case .decimal(let number): "d:\(number)"
+        case .text(let text): "t:\(text)"
+        case .bytes(let data): "x:\(data.base64EncodedString())"
+        case .uuid(let uuid): "u:\(uuid.uuidString)"
+        }
+    }
+
+    /// The value `tombstoneText` wrote (nil for text it didn't write).
+    static func value(fromTombstoneText text: String) -> SQLServerValue? {
+        guard text.count >= 2, text.dropFirst().first == ":" else { return nil }
+        let body = String(text.dropFirst(2))
+        switch text.first {
+        case "i": return Int64(body).map(SQLServerValue.integer)
+        case "r": return UInt64(body, radix: 16).map { .real(Double(bitPattern: $0)) }
+        case "b": return .boolean(body == "1")
+        case "d": return Decimal(string: body, locale: Locale(identifier: "en_US_POSIX")).map(SQLServerValue.decimal)
+        case "t": return .text(body)
+        case "x": return Data(base64Encoded: body).map(SQLServerValue.bytes)
+        case "u": return UUID(uuidString: body).map(SQLServerValue.uuid)
+        default: return nil
+        }
+    }
 }

@@ -28,14 +28,19 @@ final class SQLiteHistory {
 
     init(schema: SQLiteSchema) {
         self.schema = schema
+        self.preservedAttributes = Self.preservedAttributes(schema)
+        self.tombstoneColumnCount = preservedAttributes.values.map(\.count).max() ?? 0
+    }
+
+    /// The attributes whose values a delete keeps in `ZTOMBSTONE<n>`, in slot order, by entity number.
+    static func preservedAttributes(_ schema: SQLiteSchema) -> [Int: [NSAttributeDescription]] {
         var preserved: [Int: [NSAttributeDescription]] = [:]
         for entity in schema.entities {
             guard let mapping = schema.mapping(for: entity) else { continue }
             let attributes = entity.frozenAttributes.filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient && mapping.columnsBySlot[$0.slot] != nil }
             if !attributes.isEmpty { preserved[mapping.number] = attributes.sorted { $0.slot < $1.slot } }
         }
-        self.preservedAttributes = preserved
-        self.tombstoneColumnCount = preserved.values.map(\.count).max() ?? 0
+        return preserved
     }
 
     private var tombstoneColumns: [String] { (0..<tombstoneColumnCount).map { "ZTOMBSTONE\($0)" } }
@@ -63,7 +68,7 @@ final class SQLiteHistory {
     // MARK: Writing
 
     /// The process's bundle identifier (its executable's name without one) and identifier.
-    private static let processStrings: (bundleID: String, processID: String) = (
+    static let processStrings: (bundleID: String, processID: String) = (
         Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName,
         String(ProcessInfo.processInfo.processIdentifier)
     )
@@ -152,26 +157,13 @@ final class SQLiteHistory {
 
     /// The transaction numbers a boundary selects, as a SQL condition on `ATRANSACTION` (alias `t`).
     private func condition(_ boundary: NSPersistentHistoryChangeRequest.Boundary, storeID: String, _ db: Database) throws -> (String, [DatabaseValue]) {
-        switch boundary {
-        case .afterToken(let token):
-            guard let number = token?.transactionNumber(inStore: storeID) else { return ("1", []) }
-            try checkNotExpired(number, db)
-            return ("t.Z_PK > ?", [number.databaseValue])
-        case .afterDate(let date):
-            return ("t.ZTIMESTAMP > ?", [date.timeIntervalSinceReferenceDate.databaseValue])
-        case .afterTransaction(let store, let number):
-            guard store == storeID else { return ("1", []) }
-            try checkNotExpired(number, db)
-            return ("t.Z_PK > ?", [number.databaseValue])
-        case .beforeToken(let token):
-            guard let token else { return ("1", []) }
-            guard let number = token.transactionNumber(inStore: storeID) else { return ("0", []) }
-            return ("t.Z_PK <= ?", [number.databaseValue])
-        case .beforeDate(let date):
-            return ("t.ZTIMESTAMP < ?", [date.timeIntervalSinceReferenceDate.databaseValue])
-        case .beforeTransaction(let store, let number):
-            guard store == storeID else { return ("0", []) }
-            return ("t.Z_PK < ?", [number.databaseValue])
+        let range = HistoryRange(boundary, storeID: storeID)
+        if let number = range.keptAfter { try checkNotExpired(number, db) }
+        let (sql, parameter) = range.condition(placeholder: "?")
+        switch parameter {
+        case .number(let number): return (sql, [number.databaseValue])
+        case .time(let seconds): return (sql, [seconds.databaseValue])
+        case nil: return (sql, [])
         }
     }
 
@@ -181,30 +173,30 @@ final class SQLiteHistory {
         try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ATRANSACTION'") ?? 0
     }
 
-    /// Throws 134301 when history after `number` has been purged, so that reading after it would
-    /// silently miss transactions.
+    /// Throws 134301 when history after `number` has been purged.
     private func checkNotExpired(_ number: Int64, _ db: Database) throws {
-        let highest = try Self.newestTransactionNumber(db)
-        let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION")
-        let purgedThrough = lowest.map { $0 - 1 } ?? highest
-        if number < purgedThrough {
-            throw CoreDataError.make(.persistentHistoryTokenExpired,
-                "The persistent history token has expired: the history after transaction \(number) was deleted (kept history starts after \(purgedThrough)).")
-        }
+        try HistoryRange.checkNotExpired(number, newest: try Self.newestTransactionNumber(db),
+                                         oldestKept: try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION"))
     }
 
-    /// The transactions a fetch boundary selects, oldest first, with their changes when asked.
-    func fetch(_ boundary: NSPersistentHistoryChangeRequest.Boundary, storeID: String, withChanges: Bool, _ db: Database,
-               objectID: (NSEntityDescription, Int64) -> NSManagedObjectID) throws -> [NSPersistentHistoryTransaction] {
-        let (condition, arguments) = try condition(boundary, storeID: storeID, db)
-        let rows = try Row.fetchAll(db, sql: """
+    /// The transactions meeting a condition on `ATRANSACTION t`, oldest first: rows of number,
+    /// timestamp, author, bundle identifier, context name and process identifier.
+    static func transactionsQuery(where condition: String) -> String {
+        """
             SELECT t.Z_PK, t.ZTIMESTAMP, a.ZNAME, b.ZNAME, c.ZNAME, p.ZNAME FROM ATRANSACTION t
             LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS
             LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS
             LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
             LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
             WHERE \(condition) ORDER BY t.Z_PK
-            """, arguments: StatementArguments(arguments))
+            """
+    }
+
+    /// The transactions a fetch boundary selects, oldest first, with their changes when asked.
+    func fetch(_ boundary: NSPersistentHistoryChangeRequest.Boundary, storeID: String, withChanges: Bool, _ db: Database,
+               objectID: (NSEntityDescription, Int64) -> NSManagedObjectID) throws -> [NSPersistentHistoryTransaction] {
+        let (condition, arguments) = try condition(boundary, storeID: storeID, db)
+        let rows = try Row.fetchAll(db, sql: Self.transactionsQuery(where: condition), arguments: StatementArguments(arguments))
         var transactions: [NSPersistentHistoryTransaction] = []
         var byNumber: [Int64: NSPersistentHistoryTransaction] = [:]
         for row in rows {

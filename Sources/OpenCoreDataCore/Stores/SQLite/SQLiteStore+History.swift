@@ -3,7 +3,7 @@ import GRDB
 
 /// Persistent history in the SQLite store: recording inside save and batch transactions, and the
 /// history change requests.
-extension SQLiteStore {
+extension SQLiteStore: HistoryKeepingStore {
     /// Whether the store was added with `NSPersistentHistoryTrackingKey` set to true.
     static func wantsHistory(_ options: [AnyHashable: Any]?) -> Bool {
         StoreOptions.flag(options?[NSPersistentHistoryTrackingKey])
