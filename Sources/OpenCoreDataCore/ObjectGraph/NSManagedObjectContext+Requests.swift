@@ -113,3 +113,37 @@ enum BatchInsertRows {
         return values
     }
 }
+
+/// Applies a batch update's `propertiesToUpdate` to one stored row, in stores that evaluate
+/// requests in Swift (the atomic and server stores): constants are checked against the
+/// attribute's type, expressions are evaluated on the row.
+enum BatchUpdateValues {
+    /// The row's values with the updates applied, and the slots they changed.
+    static func apply(_ updates: [AnyHashable: Any], to values: SlotValues, of entity: NSEntityDescription,
+                      reader: RowReader) throws -> (values: SlotValues, slots: [Int]) {
+        var values = values
+        var slots: [Int] = []
+        for (key, value) in updates {
+            let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key)"
+            guard let slot = entity.fastSlot(forKey: name), case .attribute(let type) = entity.slotKinds[slot] else {
+                throw CoreDataError.make(.coreData, "Batch update: \(entity.name ?? "?") has no attribute named '\(name)'.", userInfo: [NSValidationKeyErrorKey: name])
+            }
+            var newValue: Any? = value
+            if let expression = value as? NSExpression { newValue = expression.expressionValue(with: reader, context: nil) }
+            if newValue is NSNull { newValue = nil }
+            if let present = newValue {
+                let normalized = AttributeValueCoding.normalize(present, for: type)
+                guard AttributeValueCoding.hasCanonicalType(normalized, for: type) else {
+                    throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [
+                        NSLocalizedDescriptionKey: "Batch update: \(name) must be a \(type.xcodeName) value; got \(Swift.type(of: present)) (\(present)).",
+                        NSValidationKeyErrorKey: name, NSValidationValueErrorKey: present,
+                    ])
+                }
+                newValue = normalized
+            }
+            values[slot] = newValue
+            slots.append(slot)
+        }
+        return (values, slots.sorted())
+    }
+}

@@ -29,8 +29,8 @@ import Testing
     }()
 
     /// Imports the venues as the tutorial's importer does.
-    static func context(_ storeType: String) throws -> NSManagedObjectContext {
-        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("bubbletea", "BubbleTeaFinder"), type: storeType)
+    static func context(_ storeType: String, url: URL? = nil) throws -> NSManagedObjectContext {
+        let (coordinator, _) = try TestSupport.coordinator(try TestSupport.model("bubbletea", "BubbleTeaFinder"), type: storeType, url: url)
         let context = TestSupport.context(coordinator)
         for venue in venues {
             let object = NSEntityDescription.insertNewObject(forEntityName: "Venue", into: context)
@@ -133,7 +133,13 @@ import Testing
 
     @Test(arguments: storeTypes)
     func batchUpdateDeleteAndInsert(storeType: String) throws {
-        let context = try Self.context(storeType)
+        try Self.batchRequestsWork(in: try Self.context(storeType))
+    }
+
+    /// Batch update (constants, a wrong type), delete (through a to-one key path; the rows that
+    /// pointed at deleted ones are cleared) and insert (dictionaries, handlers, many rows) on the
+    /// venues of `context(_:url:)`: the same checks for every store type.
+    static func batchRequestsWork(in context: NSManagedObjectContext) throws {
         let update = NSBatchUpdateRequest(entityName: "Venue")
         update.propertiesToUpdate = ["favorite": true]
         update.affectedStores = context.persistentStoreCoordinator?.persistentStores

@@ -325,6 +325,69 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    /// Another server inserts the same code between this save's check and its commit: the
+    /// unique index holds this save's row until the other commits, then refuses it, and the save
+    /// checks again and reports the conflict (or merges it, under a trump policy).
+    @Test func aConstraintRaceWithAnotherServerIsAConflictNotADuplicate() throws {
+        for policy in [NSMergePolicy.error, NSMergePolicy.mergeByPropertyObjectTrump] {
+            let database = Database()
+            let model = MergePolicyTests.makeModel()
+            let context = try database.context(model)
+            try context.performAndWait {
+                let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+                tag.setValue("blue", forKey: "code")
+                try context.save()
+            }
+            let other = try PostgreSQLConnection.open(PostgreSQLTestServer.location())
+            defer { other.close() }
+            try other.query("SET search_path TO \(database.schema)")
+            let entity = try #require(try other.run("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'", []).first?.first)
+            try other.query("BEGIN")
+            try other.run("INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZCODE, ZLABEL) VALUES (1000, $1, 1, 'red', 'Scarlet')", [entity])
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? other.query("COMMIT") }
+            let outcome: Result<Void, NSError> = context.performAndWait {
+                context.mergePolicy = policy
+                let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+                tag.setValue("red", forKey: "code")
+                tag.setValue("Crimson", forKey: "label")
+                do { try context.save(); return .success(()) } catch { return .failure(error as NSError) }
+            }
+            let reader = try database.context(model)
+            let reds = try reader.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Tag")
+                request.predicate = NSPredicate(format: "code == 'red'")
+                return try reader.fetch(request).map { $0.value(forKey: "label") as? String }
+            }
+            if policy === NSMergePolicy.error {
+                if case .failure(let error) = outcome { #expect(error.code == 133021) } else { Issue.record("saved a duplicate code") }
+                #expect(reds == ["Scarlet"])
+            } else {
+                #expect((try? outcome.get()) != nil, "\(outcome)")
+                #expect(reds == ["Crimson"], "the trump policy merged into the other server's row")
+            }
+        }
+    }
+
+    @Test func anUpdateToValuesAnotherObjectHoldsIsAConstraintError() throws {
+        let database = Database()
+        let context = try database.context(MergePolicyTests.makeModel())
+        let error = try context.performAndWait {
+            let red = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            red.setValue("red", forKey: "code")
+            let blue = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            blue.setValue("blue", forKey: "code")
+            try context.save()
+            blue.setValue("red", forKey: "code")
+            return #expect(throws: NSError.self) { try context.save() }
+        }
+        #expect(error?.code == 133021 && error?.domain == NSCocoaErrorDomain)
+        let reader = try database.context(MergePolicyTests.makeModel())
+        let codes = try reader.performAndWait {
+            try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Tag")).compactMap { $0.value(forKey: "code") as? String }.sorted()
+        }
+        #expect(codes == ["blue", "red"], "nothing written")
+    }
+
     @Test func theStoreWinsUnderStoreTrumpAndTheRollbackPolicyKeepsItToo() throws {
         for policy in [NSMergePolicy.mergeByPropertyStoreTrump, NSMergePolicy.rollback, NSMergePolicy.overwrite] {
             let database = Database()

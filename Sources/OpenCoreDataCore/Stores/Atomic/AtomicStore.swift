@@ -199,24 +199,9 @@ final class AtomicStore: NSPersistentStore, StoredValueSource, @unchecked Sendab
             let ids = try selected(update.predicate, update.includesSubentities)
             for id in ids {
                 guard let record = records[id] else { continue }
-                var values = record.values
-                for (key, value) in update.propertiesToUpdate ?? [:] {
-                    let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key)"
-                    guard let slot = record.entity.fastSlot(forKey: name), case .attribute(let type) = record.entity.slotKinds[slot] else {
-                        throw CoreDataError.make(.coreData, "Batch update: \(record.entity.name ?? "?") has no attribute named '\(name)'.")
-                    }
-                    var newValue: Any? = value
-                    if let expression = value as? NSExpression { newValue = expression.expressionValue(with: RowReader(store: self, id: id), context: nil) }
-                    if newValue is NSNull { newValue = nil }
-                    if let present = newValue {
-                        let normalized = AttributeValueCoding.normalize(present, for: type)
-                        guard AttributeValueCoding.hasCanonicalType(normalized, for: type) else {
-                            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [NSLocalizedDescriptionKey: "Batch update: \(name) must be a \(type.xcodeName) value.", NSValidationKeyErrorKey: name])
-                        }
-                        newValue = normalized
-                    }
-                    values[slot] = newValue
-                }
+                let (values, slots) = try BatchUpdateValues.apply(update.propertiesToUpdate ?? [:], to: record.values, of: record.entity,
+                                                                  reader: RowReader(store: self, id: id))
+                changes.changedSlots[id.key] = slots
                 changes.updated.append(SaveRecord(objectID: id, entity: record.entity, values: values, toMany: [:], version: record.version))
             }
             switch update.resultType {

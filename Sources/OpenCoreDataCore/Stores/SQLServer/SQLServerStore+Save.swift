@@ -17,8 +17,9 @@ extension SQLServerStore {
         return keys
     }
 
-    /// Writes a save in one transaction, all or nothing.
-    func saveInOneTransaction(_ changes: SaveChanges) throws -> PermanentIDs {
+    /// Writes a save in one transaction, all or nothing. Its change notice names `origin` (this
+    /// store's `instanceID` by default: this coordinator's contexts merge the save already).
+    func saveInOneTransaction(_ changes: SaveChanges, origin: String? = nil) throws -> PermanentIDs {
         var mapping: PermanentIDs = [:]
         // Sequences are not transactional: keys of a save that fails are not given out again.
         let ids = objectIDFactory
@@ -33,7 +34,7 @@ extension SQLServerStore {
             return id.isTemporaryID ? nil : id.primaryKey
         }
         let historyStrings = try history.map { history in try withConnection { try history.internStrings(changes.author, $0) } }
-        try transaction { connection in
+        try retryingUniqueViolations { try transaction { connection in
             try connection.run(connection.dialect.saveLockStatement, [.text(identifier ?? "")])
             for record in changes.deleted { try delete(record, connection) }
             let violations = try UniquenessChecking.violations(changes.inserted, entities: entities, value: { record, property in
@@ -73,11 +74,11 @@ extension SQLServerStore {
                         return (entity: number, key: key)
                     }
                 }
-                var notice = SQLServerChangeNotice(origin: instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
+                var notice = SQLServerChangeNotice(origin: origin ?? instanceID, inserted: items(changes.inserted), updated: items(changes.updated), deleted: items(changes.deleted))
                 notice.transaction = transactionNumber
                 try connection.run(connection.dialect.notifyStatement, [.text(SQLServerChangeNotice.channel(forStore: identifier)), .text(notice.payload)])
             }
-        }
+        } }
         return mapping
     }
 

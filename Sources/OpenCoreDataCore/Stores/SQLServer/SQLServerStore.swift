@@ -64,6 +64,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                 } else {
                     try open(connection, tables: tables)
                 }
+                try createUniqueIndexes(connection)
                 if SQLiteStore.wantsHistory(options) || tables["ATRANSACTION"] != nil {
                     let history = SQLServerHistory(schema: schema)
                     try history.createTables(connection)
@@ -324,6 +325,11 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
 
     override func save(_ changes: SaveChanges) throws -> PermanentIDs {
         try saveInOneTransaction(changes)
+    }
+
+    override func executeBatch(_ request: NSPersistentStoreRequest, entity: NSEntityDescription, author: TransactionAuthor) throws -> NSPersistentStoreResult {
+        if let result = try runBatch(request, entity: entity, author: author) { return result }
+        return try super.executeBatch(request, entity: entity, author: author)
     }
 
     /// Runs `body` (a save resolving conflicts: it reads rows, then saves) with every save of this
