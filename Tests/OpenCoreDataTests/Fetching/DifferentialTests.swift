@@ -144,10 +144,11 @@ import Testing
         #expect(nonEmpty > count / 4, "the generated predicates select something")
     }
 
-    /// Runs `count` generated requests through two contexts (each in its `performAndWait`):
-    /// up to 10 descriptions of requests whose answers differ, and how many matched something.
-    static func compare(count: Int, _ first: (name: String, context: NSManagedObjectContext),
-                        _ second: (name: String, context: NSManagedObjectContext)) throws -> (mismatches: [String], nonEmpty: Int) {
+    /// Runs `count` generated requests through each context (each in its `performAndWait`) and
+    /// compares every answer with the first context's: up to 10 descriptions of requests whose
+    /// answers differ, and how many matched something.
+    static func compare(count: Int, _ reference: (name: String, context: NSManagedObjectContext),
+                        _ others: (name: String, context: NSManagedObjectContext)...) throws -> (mismatches: [String], nonEmpty: Int) {
         var random = Generator(state: 42)
         var mismatches: [String] = []
         var nonEmpty = 0
@@ -160,11 +161,13 @@ import Testing
             request.propertiesToFetch = ["id"]
             request.predicate = predicate(&random)
             request.sortDescriptors = sortDescriptors(&random)
-            let one = try ids(first.context, request)
-            let other = try ids(second.context, request)
-            if !one.isEmpty { nonEmpty += 1 }
-            if one != other && mismatches.count < 10 {
-                mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(first.name) \(one.prefix(12)) vs \(second.name) \(other.prefix(12))")
+            let expected = try ids(reference.context, request)
+            if !expected.isEmpty { nonEmpty += 1 }
+            for other in others {
+                let answer = try ids(other.context, request)
+                if answer != expected && mismatches.count < 10 {
+                    mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(reference.name) \(expected.prefix(12)) vs \(other.name) \(answer.prefix(12))")
+                }
             }
         }
         return (mismatches, nonEmpty)

@@ -384,7 +384,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
             if request.fetchLimit > 0 { suffix += " LIMIT \(request.fetchLimit)" }
             if request.fetchOffset > 0 { suffix += " OFFSET \(request.fetchOffset)" }
         }
-        var prefilter = SQLServerPrefilter(entity: entity, columns: schema.mapping(for: entity)?.columnsBySlot ?? [:])
+        var prefilter = SQLServerPrefilter(entity: entity, schema: schema)
         let narrowed = request.predicate.flatMap { prefilter.condition(for: $0) }.map { "\(condition) AND \($0)" } ?? condition
         let rows = try readRows(plan, where: narrowed, prefilter.values, suffix: suffix)
         if ordered { return rows }
