@@ -33,6 +33,9 @@ final class SQLServerChangeListener: @unchecked Sendable {
         var connection: (any SQLServerConnection)?
         var stopped = false
         var retryDelay: TimeInterval = 0.1
+        /// Tests hold reconnection to save while the listener is down; a drop meanwhile waits here.
+        var reconnectionHeld = false
+        var reconnectionPending = false
         /// The newest history transaction posted (nil until known, or without history).
         var lastTransaction: Int64?
     }
@@ -59,10 +62,18 @@ final class SQLServerChangeListener: @unchecked Sendable {
     /// Whether the listening connection is open now.
     var isConnected: Bool { state.withLock { $0.connection != nil } }
 
-    /// The wait before reconnecting after a drop (tests lengthen it to save while disconnected).
-    var reconnectDelayForTesting: TimeInterval {
-        get { state.withLock { $0.retryDelay } }
-        set { state.withLock { $0.retryDelay = newValue } }
+    /// While true, a dropped connection is not opened again (tests save while the listener is
+    /// down); set back to false, it reconnects.
+    var holdsReconnectionForTesting: Bool {
+        get { state.withLock { $0.reconnectionHeld } }
+        set {
+            let pending = state.withLock { state -> Bool in
+                state.reconnectionHeld = newValue
+                defer { if !newValue { state.reconnectionPending = false } }
+                return !newValue && state.reconnectionPending
+            }
+            if pending { queue.async { self.dropped() } }
+        }
     }
 
     /// Stops listening and closes the connection (again is harmless).
@@ -98,6 +109,10 @@ final class SQLServerChangeListener: @unchecked Sendable {
         let delay = state.withLock { state -> TimeInterval? in
             guard !state.stopped else { return nil }
             state.connection = nil
+            if state.reconnectionHeld {
+                state.reconnectionPending = true
+                return nil
+            }
             return state.retryDelay
         }
         guard let delay else { return }
