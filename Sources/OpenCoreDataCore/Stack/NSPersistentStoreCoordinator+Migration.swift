@@ -61,21 +61,28 @@ enum StoreMigrator {
                 "The store at \(url.path) was made with a model version whose version hashes match none of the versions found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
         }
-        let mapping: NSMappingModel
-        if let found = ModelFileSearch.mappingModel(in: ModelFileSearch.directories(near: model), from: sourceModel, to: model) {
-            mapping = found
-        } else if StoreOptions.flag(options?[NSInferMappingModelAutomaticallyOption]) {
-            mapping = try NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: model)
-        } else {
-            throw CoreDataError.make(.migrationMissingMappingModel,
-                "The store at \(url.path) needs migrating, no mapping model was found for its model version, and inferring one is off (NSInferMappingModelAutomaticallyOption).", url: url)
-        }
+        let mapping = try mappingModel(from: sourceModel, to: model, options: options, store: "at \(url.path)", url: url)
         if type == NSSQLiteStoreType, mapping.isInferred,
            try SQLiteStore.migrateInPlace(at: url, from: sourceModel, to: model, configuration: configuration, mapping: mapping, metadata: metadata) {
             return true
         }
         try migrateIntoNewFile(url, type: type, from: sourceModel, to: model, mapping: mapping, identifier: metadata[NSStoreUUIDKey] as? String)
         return true
+    }
+
+    /// The mapping between two versions: a mapping model made for them if one is found beside the
+    /// model, else the inferred one when `NSInferMappingModelAutomaticallyOption` is on, else
+    /// `NSMigrationMissingMappingModelError` naming the store (`"at /path"`, or a server's URL).
+    static func mappingModel(from sourceModel: NSManagedObjectModel, to model: NSManagedObjectModel, options: [AnyHashable: Any]?,
+                             store: String, url: URL? = nil) throws -> NSMappingModel {
+        if let found = ModelFileSearch.mappingModel(in: ModelFileSearch.directories(near: model), from: sourceModel, to: model) {
+            return found
+        }
+        guard StoreOptions.flag(options?[NSInferMappingModelAutomaticallyOption]) else {
+            throw CoreDataError.make(.migrationMissingMappingModel,
+                "The store \(store) needs migrating, no mapping model was found for its model version, and inferring one is off (NSInferMappingModelAutomaticallyOption).", url: url)
+        }
+        return try NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: model)
     }
 
     /// Migrates through `NSMigrationManager` into a file beside the store, then renames it over the store.

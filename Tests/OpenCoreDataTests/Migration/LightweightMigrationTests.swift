@@ -82,10 +82,16 @@ import Testing
     /// A version-1 store: 20 people (every fourth without a city), 2 pets each, 3 clubs.
     static func makeStore(in directory: URL) throws -> URL {
         let url = directory.appendingPathComponent("People.sqlite")
-        let model = version1()
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: version1())
         try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
-        let context = TestSupport.context(coordinator)
+        try fillVersion1(TestSupport.context(coordinator))
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+        return url
+    }
+
+    /// Saves version 1's objects through a context: 20 people (every fourth without a city), 2
+    /// pets each, 3 clubs, one obsolete row.
+    static func fillVersion1(_ context: NSManagedObjectContext) throws {
         let clubs = (0..<3).map { index -> NSManagedObject in
             let club = NSEntityDescription.insertNewObject(forEntityName: "Club", into: context)
             club.setValue("Club \(index)", forKey: "title")
@@ -107,8 +113,6 @@ import Testing
         }
         NSEntityDescription.insertNewObject(forEntityName: "Obsolete", into: context).setValue("junk", forKey: "junk")
         try context.save()
-        for store in coordinator.persistentStores { try coordinator.remove(store) }
-        return url
     }
 
     /// The names of the files that differ between two snapshots (added, removed or changed).
@@ -140,6 +144,15 @@ import Testing
         #expect(try Self.inode(url) == inode, "migrated in place, not copied")
         #expect(store.identifier == identifier, "the store keeps its identifier, so object URIs stay valid")
 
+        try Self.checkVersion2(coordinator)
+
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+    }
+
+    /// Checks what `fillVersion1` saved, migrated to `version2()`, through a coordinator on the
+    /// migrated store; then saves new objects, which must get keys of their own.
+    static func checkVersion2(_ coordinator: NSPersistentStoreCoordinator) throws {
         let context = TestSupport.context(coordinator)
         let request = NSFetchRequest<NSManagedObject>(entityName: "Human")
         request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
@@ -176,8 +189,6 @@ import Testing
         #expect(try check.count(for: NSFetchRequest<NSManagedObject>(entityName: "Human")) == 21)
         #expect(try check.count(for: NSFetchRequest<NSManagedObject>(entityName: "Pet")) == 41)
 
-        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
-        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 
     @Test func aFailedMigrationLeavesTheStoreExactlyAsItWas() throws {

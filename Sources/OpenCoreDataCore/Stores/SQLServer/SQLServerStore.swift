@@ -156,7 +156,11 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreUUIDKey] = uuid
         metadata[NSStoreTypeKey] = type
         let changed = StoreModelMatching.changedEntities(entities, against: metadata)
-        guard changed.isEmpty else {
+        var tables = tables
+        if !changed.isEmpty, StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]) {
+            metadata = try migrate(connection, metadata: metadata)
+            tables = try storedColumns(connection)
+        } else if !changed.isEmpty {
             throw CoreDataError.make(.incompatibleVersionHash,
                 "The model used to open the store is incompatible with the one used to create the store \(locationDescription) (changed entities: \(changed.joined(separator: ", "))).",
                 userInfo: [NSStoreModelVersionHashesKey: StoreModelMatching.recordedHashes(metadata) ?? [:]])

@@ -3,7 +3,7 @@ import GRDB
 
 extension SQLiteStore {
     /// Migrates the store file in place with an inferred mapping, in one transaction (see
-    /// `SQLiteInPlaceMigration`). Returns false, having changed nothing, when the mapping can't run
+    /// `InPlaceMigration`). Returns false, having changed nothing, when the mapping can't run
     /// in place.
     static func migrateInPlace(at url: URL, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
                                configuration: String?, mapping: NSMappingModel, metadata: [String: Any]) throws -> Bool {
@@ -14,7 +14,7 @@ extension SQLiteStore {
         let progress = Progress(totalUnitCount: 1)
         do {
             return try database.writeWithoutTransaction { db in
-                var planned: SQLiteInPlaceMigration?
+                var planned: InPlaceMigration?
                 try db.inTransaction(.immediate) {
                     var numbers: [String: Int] = [:]
                     var maximums: [Int: Int64] = [:]
@@ -23,12 +23,12 @@ extension SQLiteStore {
                         numbers[name] = number
                         maximums[number] = row["Z_MAX"] ?? 0
                     }
-                    planned = SQLiteInPlaceMigration(
+                    planned = InPlaceMigration(
                         sourceEntities: sourceModel.entities(forConfigurationName: configuration) ?? sourceModel.entities,
                         destinationEntities: destinationModel.entities(forConfigurationName: configuration) ?? destinationModel.entities,
                         mapping: mapping, storedNumbers: numbers, storedMaximums: maximums)
                     guard let planned else { return .rollback }
-                    try planned.run(db, metadata: metadata, destinationModel: destinationModel, progress: progress)
+                    try planned.run(SQLiteMigrationDatabase(db: db), metadata: metadata, destinationModel: destinationModel, progress: progress)
                     return .commit
                 }
                 return planned != nil
@@ -84,5 +84,40 @@ extension SQLiteStore {
         } catch {
             throw translate(error, url: url, during: .migrating)
         }
+    }
+}
+
+/// A SQLite file as the database of an in-place migration: derived-attribute triggers name the
+/// source model's tables and columns, so they go before the tables are rebuilt and the
+/// destination's are made (and what they derive recomputed) after; the metadata's generation
+/// moves on and the model cache is rewritten.
+struct SQLiteMigrationDatabase: InPlaceMigrationDatabase {
+    let db: Database
+    var dialect: SQLDialect { .sqlite }
+
+    func execute(_ sql: String, _ arguments: [MigrationArgument]) throws {
+        let values = arguments.map { argument -> DatabaseValue in
+            switch argument {
+            case .integer(let number): number.databaseValue
+            case .text(let text): text.databaseValue
+            case .value(let value, let attribute): SQLiteValueCoding.databaseValue(value, for: attribute, primaryKeyOf: { _ in nil })
+            }
+        }
+        try db.execute(sql: sql, arguments: StatementArguments(values))
+    }
+
+    func firstInteger(_ sql: String) throws -> Int64? { try Int64.fetchOne(db, sql: sql) }
+
+    func willRebuildTables() throws { try SQLiteDerivedAttributes.dropAll(db) }
+
+    func didRebuildTables(_ destination: SQLiteSchema, maximumKeys: [String: Int64]) throws {
+        try SQLiteDerivedAttributes(schema: destination).install(db)
+    }
+
+    func writeMetadata(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
+        var updated = metadata
+        updated[SQLiteStore.generationKey] = ((metadata[SQLiteStore.generationKey] as? Int) ?? 0) + 1
+        try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [try SQLiteStore.metadataPropertyList(updated)])
+        try SQLiteModelCache.write(model, db)
     }
 }

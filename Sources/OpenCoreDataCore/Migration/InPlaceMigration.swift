@@ -1,8 +1,9 @@
 import Foundation
-import GRDB
 
-/// Runs an inferred mapping model on a SQLite store in place, with SQL statements only, in one
-/// immediate transaction: if any step fails the store is left exactly as it was.
+/// Runs an inferred mapping model on a store in place, with SQL statements only, in one
+/// transaction (a SQLite file's immediate transaction, or a server's): if any step fails the store
+/// is left exactly as it was. The statements are written in the database's dialect and run
+/// through an `InPlaceMigrationDatabase`.
 ///
 /// Every table the destination model needs is built beside the old ones (`OCDMIG_<name>`) and
 /// filled by `INSERT … SELECT` from them; then the old tables are dropped, the new ones renamed,
@@ -22,7 +23,7 @@ import GRDB
 /// A migration that would put rows of two source tables into one table (merging two inheritance
 /// hierarchies) can't keep primary keys unique; `init` returns nil and the caller migrates object
 /// by object instead.
-struct SQLiteInPlaceMigration {
+struct InPlaceMigration {
     private let source: SQLiteSchema
     private let destination: SQLiteSchema
     private let mappingsByDestination: [ObjectIdentifier: (mapping: NSEntityMapping, source: NSEntityDescription)]
@@ -65,19 +66,16 @@ struct SQLiteInPlaceMigration {
     }
 
     /// Runs the migration inside the caller's transaction, reporting a unit of `progress` per table.
-    func run(_ db: Database, metadata: [String: Any], destinationModel: NSManagedObjectModel, progress: Progress) throws {
-        let statements = destination.createStatements()
+    func run(_ db: any InPlaceMigrationDatabase, metadata: [String: Any], destinationModel: NSManagedObjectModel, progress: Progress) throws {
+        let statements = destination.createStatements(dialect: db.dialect)
         let bookkeeping = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
         let tables = statements.filter { statement in
             statement.hasPrefix("CREATE TABLE ") && !bookkeeping.contains { statement.hasPrefix("CREATE TABLE \($0) ") }
         }
         progress.totalUnitCount = Int64(destination.entities.count + destination.allJoinTables.count + 2)
-        // Derived-attribute triggers name the source model's tables and columns, which are about
-        // to be rebuilt: they go now, and the destination's are made (and what they derive
-        // recomputed) once the new tables are in place.
-        try SQLiteDerivedAttributes.dropAll(db)
+        try db.willRebuildTables()
         for statement in tables {
-            try db.execute(sql: statement.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(Self.prefix)"))
+            try db.execute(statement.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(Self.prefix)"), [])
         }
         for entity in destination.entities.sorted(by: { destination.mapping(for: $0)!.number < destination.mapping(for: $1)!.number }) {
             try copyRows(of: entity, db)
@@ -90,38 +88,40 @@ struct SQLiteInPlaceMigration {
         try validate(db)
         var oldTables = Set(source.entities.compactMap { source.mapping(for: $0)?.tableName })
         oldTables.formUnion(source.allJoinTables.map(\.name))
-        for table in oldTables.sorted() { try db.execute(sql: "DROP TABLE IF EXISTS \(table)") }
+        for table in oldTables.sorted() { try db.execute("DROP TABLE IF EXISTS \(table)", []) }
         for statement in tables {
             let name = statement.dropFirst("CREATE TABLE ".count).prefix { $0 != " " }
-            try db.execute(sql: "ALTER TABLE \(Self.prefix)\(name) RENAME TO \(name)")
+            try db.execute("ALTER TABLE \(Self.prefix)\(name) RENAME TO \(name)", [])
         }
-        for statement in statements where statement.hasPrefix("CREATE INDEX") { try db.execute(sql: statement) }
-        for statement in destination.entityColumnFillStatements() { try db.execute(sql: statement) }
-        try SQLiteDerivedAttributes(schema: destination).install(db)
-        try rewritePrimaryKeys(db)
-        try rewriteMetadata(metadata, destinationModel: destinationModel, db)
+        for statement in statements where statement.hasPrefix("CREATE INDEX") { try db.execute(statement, []) }
+        for statement in destination.entityColumnFillStatements() { try db.execute(statement, []) }
+        let maximums = try rewritePrimaryKeys(db)
+        try db.didRebuildTables(destination, maximumKeys: maximums)
+        var updated = metadata
+        updated.merge(StoreModelMatching.modelKeys(for: destination.entities, versionIdentifiers: destinationModel.versionIdentifiers)) { _, new in new }
+        try db.writeMetadata(updated, model: destinationModel)
         progress.completedUnitCount += 2
     }
 
     // MARK: Rows
 
-    private func copyRows(of entity: NSEntityDescription, _ db: Database) throws {
+    private func copyRows(of entity: NSEntityDescription, _ db: any InPlaceMigrationDatabase) throws {
         guard let pair = mappingsByDestination[ObjectIdentifier(entity)],
               let to = destination.mapping(for: entity), let from = source.mapping(for: pair.source) else { return }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var values = ["t.Z_PK", "\(to.number)", "t.Z_OPT"]
-        var arguments: [DatabaseValueConvertible?] = []
+        var arguments: [MigrationArgument] = []
         for property in entity.frozenProperties where !property.isTransient {
             guard let column = to.columnsBySlot[property.slot] else { continue }
             let sourceName = pair.mapping.propertyMapping(named: property.name)?.copiedSourcePropertyName
             if let attribute = property as? NSAttributeDescription {
                 var value = "NULL"
                 if let sourceName, let sourceAttribute = pair.source.attributesByName[sourceName], let sourceColumn = from.columnsBySlot[sourceAttribute.slot] {
-                    value = Self.converted("t.\(sourceColumn)", from: sourceAttribute.attributeType, to: attribute.attributeType)
+                    value = Self.converted("t.\(sourceColumn)", from: sourceAttribute, to: attribute, db.dialect)
                 }
                 if let defaultValue = attribute.defaultValue {
                     value = value == "NULL" ? "?" : "COALESCE(\(value), ?)"
-                    arguments.append(SQLiteValueCoding.databaseValue(defaultValue, for: attribute, primaryKeyOf: { _ in nil }))
+                    arguments.append(.value(defaultValue, attribute))
                 }
                 columns.append(column)
                 values.append(value)
@@ -134,17 +134,21 @@ struct SQLiteInPlaceMigration {
                 }
             }
         }
-        try db.execute(sql: "INSERT INTO \(Self.prefix)\(to.tableName) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(from.tableName) t WHERE t.Z_ENT = \(from.number)",
-                       arguments: StatementArguments(arguments))
+        try db.execute("INSERT INTO \(Self.prefix)\(to.tableName) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(from.tableName) t WHERE t.Z_ENT = \(from.number)",
+                       arguments)
     }
 
     /// SQL converting a stored value between attribute types lightweight migration converts.
-    private static func converted(_ value: String, from: NSAttributeType, to: NSAttributeType) -> String {
-        if from == to { return value }
-        switch to {
-        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: return "CAST(\(value) AS INTEGER)"
-        case .doubleAttributeType, .floatAttributeType: return "CAST(\(value) AS REAL)"
-        default: return "CAST(\(value) AS TEXT)"
+    private static func converted(_ value: String, from: NSAttributeDescription, to: NSAttributeDescription, _ dialect: SQLDialect) -> String {
+        if from.attributeType == to.attributeType { return value }
+        switch (dialect, to.attributeType) {
+        case (.sqlite, .integer16AttributeType), (.sqlite, .integer32AttributeType), (.sqlite, .integer64AttributeType), (.sqlite, .booleanAttributeType):
+            return "CAST(\(value) AS INTEGER)"
+        case (.sqlite, .doubleAttributeType), (.sqlite, .floatAttributeType): return "CAST(\(value) AS REAL)"
+        case (.sqlite, _): return "CAST(\(value) AS TEXT)"
+        case (.postgreSQL, .booleanAttributeType) where from.attributeType != .stringAttributeType:
+            return "(\(value) <> 0)"
+        case (.postgreSQL, _): return "CAST(\(value) AS \(dialect.columnType(for: to)))"
         }
     }
 
@@ -196,7 +200,7 @@ struct SQLiteInPlaceMigration {
         mapping.numbersWithSubentities.map(String.init).joined(separator: ", ")
     }
 
-    private func copyPairs(into join: SQLiteSchema.JoinTable, _ db: Database) throws {
+    private func copyPairs(into join: SQLiteSchema.JoinTable, _ db: any InPlaceMigrationDatabase) throws {
         let owner = join.owner
         var found: (pairs: String, ownerSide: Bool)?
         if let ownerEntity = owner.entity, let sourceOwner = sourceRelationship(for: owner, in: ownerEntity), let pairs = pairs(of: sourceOwner) {
@@ -212,17 +216,18 @@ struct SQLiteInPlaceMigration {
             columns.append(order)
             selected.append("p.o")
         }
-        try db.execute(sql: "INSERT OR IGNORE INTO \(Self.prefix)\(join.name) (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM (\(found.pairs)) p")
+        let sql = "INSERT INTO \(Self.prefix)\(join.name) (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM (\(found.pairs)) p"
+        try db.execute(db.dialect == .sqlite ? sql.replacingOccurrences(of: "INSERT INTO", with: "INSERT OR IGNORE INTO") : sql + " ON CONFLICT DO NOTHING", [])
     }
 
     // MARK: Checks and bookkeeping
 
-    private func validate(_ db: Database) throws {
+    private func validate(_ db: any InPlaceMigrationDatabase) throws {
         for entity in destination.entities where !entity.isAbstract {
             guard let mapping = destination.mapping(for: entity) else { continue }
             for attribute in entity.attributesByName.values.sorted(by: { $0.name < $1.name }) where !attribute.isOptional && !attribute.isTransient {
                 guard let column = mapping.columnsBySlot[attribute.slot] else { continue }
-                let missing = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(Self.prefix)\(mapping.tableName) WHERE Z_ENT = \(mapping.number) AND \(column) IS NULL") ?? 0
+                let missing = try db.firstInteger("SELECT COUNT(*) FROM \(Self.prefix)\(mapping.tableName) WHERE Z_ENT = \(mapping.number) AND \(column) IS NULL") ?? 0
                 guard missing > 0 else { continue }
                 let underlying = CoreDataError.make(.missingMandatoryProperty, "\(entity.name ?? "?").\(attribute.name) is a required value.",
                                                     userInfo: [NSValidationKeyErrorKey: attribute.name])
@@ -234,7 +239,7 @@ struct SQLiteInPlaceMigration {
                 let columns = properties.compactMap { mapping.columnsBySlot[$0.slot] }
                 guard !columns.isEmpty, columns.count == properties.count else { continue }
                 let list = columns.joined(separator: ", ")
-                let duplicated = try Row.fetchOne(db, sql: "SELECT \(list) FROM \(Self.prefix)\(mapping.tableName) WHERE Z_ENT IN (\(Self.list(mapping))) GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1")
+                let duplicated = try db.firstInteger("SELECT COUNT(*) FROM \(Self.prefix)\(mapping.tableName) WHERE Z_ENT IN (\(Self.list(mapping))) GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1")
                 if duplicated != nil {
                     throw CoreDataError.make(.migrationConstraintViolation,
                         "The migration can't add the uniqueness constraint on \(entity.name ?? "?") (\(properties.map(\.name).joined(separator: ", "))): stored objects share the same values.")
@@ -243,12 +248,14 @@ struct SQLiteInPlaceMigration {
         }
     }
 
-    private func rewritePrimaryKeys(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY")
+    /// Rewrites the entities' rows of `Z_PRIMARYKEY` (history's, from 16000 on, stay); returns
+    /// the highest key of each table.
+    private func rewritePrimaryKeys(_ db: any InPlaceMigrationDatabase) throws -> [String: Int64] {
+        try db.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < 16000", [])
         var maximumByTable: [String: Int64] = [:]
         for entity in destination.entities {
             guard let mapping = destination.mapping(for: entity) else { continue }
-            var maximum = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM \(mapping.tableName)") ?? 0
+            var maximum = try db.firstInteger("SELECT MAX(Z_PK) FROM \(mapping.tableName)") ?? 0
             if let pair = mappingsByDestination[ObjectIdentifier(entity)], let number = source.mapping(for: pair.source.rootEntity)?.number {
                 maximum = max(maximum, storedMaximums[number] ?? 0)
             }
@@ -257,17 +264,35 @@ struct SQLiteInPlaceMigration {
         for entity in destination.entities {
             guard let mapping = destination.mapping(for: entity) else { continue }
             let superNumber = entity.superentity.flatMap { destination.mapping(for: $0)?.number } ?? 0
-            try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                           arguments: [mapping.number, entity.name, superNumber, maximumByTable[mapping.tableName] ?? 0])
+            try db.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                           [.integer(Int64(mapping.number)), .text(entity.name ?? ""), .integer(Int64(superNumber)), .integer(maximumByTable[mapping.tableName] ?? 0)])
         }
+        return maximumByTable
     }
+}
 
-    private func rewriteMetadata(_ metadata: [String: Any], destinationModel: NSManagedObjectModel, _ db: Database) throws {
-        var updated = metadata
-        updated.merge(StoreModelMatching.modelKeys(for: destination.entities, versionIdentifiers: destinationModel.versionIdentifiers)) { _, new in new }
-        updated[SQLiteStore.generationKey] = ((metadata[SQLiteStore.generationKey] as? Int) ?? 0) + 1
-        let plist = try SQLiteStore.metadataPropertyList(updated)
-        try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
-        try SQLiteModelCache.write(destinationModel, db)
-    }
+/// Where an in-place migration runs, inside the caller's transaction: a SQLite file through GRDB
+/// (`SQLiteStore+Migration`), or a server store's connection (`SQLServerStore+Migration`).
+protocol InPlaceMigrationDatabase {
+    /// The SQL the statements are written in.
+    var dialect: SQLDialect { get }
+    /// Runs one statement; its `?` placeholders take `arguments` in order.
+    func execute(_ sql: String, _ arguments: [MigrationArgument]) throws
+    /// The first column of a query's first row (nil: no row, or NULL).
+    func firstInteger(_ sql: String) throws -> Int64?
+    /// Called before the old tables are rebuilt.
+    func willRebuildTables() throws
+    /// Called once the destination's tables, rows and `Z_PRIMARYKEY` are in place, with the highest
+    /// key of each table.
+    func didRebuildTables(_ destination: SQLiteSchema, maximumKeys: [String: Int64]) throws
+    /// Writes the migrated store's metadata.
+    func writeMetadata(_ metadata: [String: Any], model: NSManagedObjectModel) throws
+}
+
+/// A value bound to a migration statement.
+enum MigrationArgument {
+    case integer(Int64)
+    case text(String)
+    /// An attribute's value, stored as the database stores that attribute.
+    case value(Any, NSAttributeDescription)
 }
