@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "OCDInspectorKit",
             dependencies: [
-                "OpenCoreData", "OpenCoreDataCore",
+                "OpenCoreData", "OpenCoreDataCore", "OpenCoreDataPostgreSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd info <store>`: a store's type, UUID, metadata and entities with their row counts, read
 /// without changing the file.
@@ -11,11 +12,12 @@ struct InfoCommand: InspectorCommand {
         discussion: """
             Without --model the entities and row counts come from the store's own tables \
             (Z_PRIMARYKEY and Z<ENTITY>), so any Core Data SQLite store can be inspected, \
-            including one copied from an Apple device. The store is opened read-only.
+            including one copied from an Apple device. The store is opened read-only. \
+            A PostgreSQL store is named by its URL (postgres://user:password@host/database?schema=name).
             """
     )
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a PostgreSQL store's postgres:// URL.")
     var store: String
 
     @Option(help: "A model to count objects with (.xcdatamodeld, .xcdatamodel or contents).")
@@ -30,6 +32,7 @@ struct InfoCommand: InspectorCommand {
     }
 
     private func summarize() throws -> StoreSummary {
+        if ServerStoreTables.isServerURL(store) { return try summarizeServerStore() }
         let url = URL(fileURLWithPath: store)
         guard FileManager.default.fileExists(atPath: url.path) else { throw InspectorError.noSuchFile(url, what: "store") }
         let type = StoreFileType.detect(url)
@@ -57,6 +60,42 @@ struct InfoCommand: InspectorCommand {
                                    modelPath: nil, changedEntities: [], entities: lines)
         summary.modelCache = Self.describeModelCache(url, metadata: metadata)
         return summary
+    }
+
+    /// A PostgreSQL store: its tables as they are, or with `--model`, whether the model's version
+    /// hashes match (objects are counted through a stack only when they do).
+    private func summarizeServerStore() throws -> StoreSummary {
+        let reading = try ServerStoreTables.read(store)
+        guard let model else {
+            let lines = reading.entities.map { entity in
+                StoreSummary.EntityLine(name: entity.name, parent: entity.parent, number: entity.number, table: entity.table,
+                                        rows: entity.rows, maxPrimaryKey: entity.maxPrimaryKey)
+            }
+            return StoreSummary(path: reading.location, type: NSPostgreSQLStoreType, fileSize: reading.size, journal: nil,
+                                metadata: reading.metadata, modelPath: nil, changedEntities: [], entities: lines)
+        }
+        let modelURL = URL(fileURLWithPath: model)
+        let loaded = try ModelFile.load(modelURL)
+        let storeHashes = reading.metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        let changed = loaded.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
+            + Set(storeHashes.keys).subtracting(loaded.entities.compactMap(\.name)).sorted()
+        var counts: [String: Int] = [:]
+        if changed.isEmpty, let url = URL(string: store) {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: loaded)
+            try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            for entity in loaded.entities {
+                let name = entity.name ?? ""
+                counts[name] = try context.performAndWait { try context.count(for: NSFetchRequest<NSFetchRequestResult>(entityName: name)) }
+            }
+        }
+        let lines = loaded.entities.sorted { ($0.name ?? "") < ($1.name ?? "") }.map { entity in
+            StoreSummary.EntityLine(name: entity.name ?? "?", parent: entity.superentity?.name, number: nil, table: nil,
+                                    rows: counts[entity.name ?? ""], maxPrimaryKey: nil)
+        }
+        return StoreSummary(path: reading.location, type: NSPostgreSQLStoreType, fileSize: reading.size, journal: nil, metadata: reading.metadata,
+                            modelPath: modelURL.path, changedEntities: changed, entities: lines)
     }
 
     /// The model the store keeps of itself, in a few words: its entities and whether it is the
