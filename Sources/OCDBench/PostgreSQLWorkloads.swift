@@ -1,6 +1,6 @@
-// The object graph over the PostgreSQL store (`--store postgres://…`), beside raw postgres-nio
-// statements of the same rows on the same server, and the time a save on one coordinator takes
-// to reach a fetched results controller on another.
+// The object graph and fetched results controllers over the PostgreSQL store (`--store
+// postgres://…`), beside raw postgres-nio statements of the same rows on the same server, and the
+// time a save on one coordinator takes to reach a fetched results controller on another.
 import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
@@ -130,6 +130,63 @@ func runPostgreSQLBenchmark(_ base: URL, rows: Int, saves: Int) throws {
     say("Fetch 1% of them by a predicate, sorted (\(rawSelected) rows)")
     say(line("raw postgres-nio SELECT … WHERE … ORDER BY", rawQuery, rawQuery))
     say(line("OpenCoreData fetch (WHERE narrowed, then Swift)", ocdQuery, rawQuery) + (ocdSelected == rawSelected ? "" : "   COUNT MISMATCH"))
+
+    // Fetched results controllers on the reader: performFetch over every row, and over 10% of
+    // them by a predicate, sorted with batches of 20, against raw queries of the same keys in the
+    // same order; then one change saved through the controller's own coordinator.
+    let tenth = Int64(rows / 10 * 10)
+    var rawKeys = 0
+    let rawSorted = try timed { rawKeys = try raw.query("SELECT z_pk FROM zrow ORDER BY za1 DESC").count }
+    // The floor of a controller: the keys and the sort values it keeps to place later changes.
+    var rawSum1: Int64 = 0
+    let rawSortedWithValues = try timed {
+        for row in try raw.query("SELECT z_pk, za1 FROM zrow ORDER BY za1 DESC") { rawSum1 &+= try row.decode((Int64, Int64).self).1 }
+    }
+    var rawTenth = 0
+    let rawFiltered = try timed {
+        var binds = PostgresBindings()
+        binds.append(tenth)
+        rawTenth = try raw.query("SELECT z_pk FROM zrow WHERE za0 < $1 ORDER BY za1 DESC", binds).count
+    }
+    func controller(_ predicate: NSPredicate?) -> NSFetchedResultsController<NSManagedObject> {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Row")
+        request.predicate = predicate
+        request.sortDescriptors = [NSSortDescriptor(key: "a1", ascending: false)]
+        request.fetchBatchSize = 20
+        return NSFetchedResultsController(fetchRequest: request, managedObjectContext: reader, sectionNameKeyPath: nil, cacheName: nil)
+    }
+    var shownAll = 0
+    var shownTenth = 0
+    let everyRow = controller(nil)
+    let filtered = controller(NSPredicate(format: "a0 < %lld", tenth))
+    let ocdSorted = try timed { try reader.performAndWait { try everyRow.performFetch(); shownAll = everyRow.fetchedObjects?.count ?? 0 } }
+    let ocdFiltered = try timed { try reader.performAndWait { try filtered.performFetch(); shownTenth = filtered.fetchedObjects?.count ?? 0 } }
+    let ownCounter = BatchCounter()
+    let changed = reader.performAndWait {
+        filtered.delegate = ownCounter
+        return filtered.fetchedObjects![shownTenth / 2]
+    }
+    var ownLatencies: [Double] = []
+    for save in 0..<100 {
+        let before = ownCounter.count
+        let start = now()
+        try reader.performAndWait {
+            changed.setValue(Int64(-save), forKey: "a1")
+            try reader.save()
+        }
+        guard ownCounter.count > before else { throw NSError(domain: "bench", code: 6, userInfo: [NSLocalizedDescriptionKey: "the controller missed its own context's save"]) }
+        ownLatencies.append(now() - start)
+    }
+    ownLatencies.sort()
+    say("A fetched results controller, sorted by a1 descending, batch size 20")
+    say(line("raw postgres-nio SELECT of \(rawKeys) keys in order", rawSorted, rawSorted))
+    say(line("raw postgres-nio SELECT of the keys and a1 (floor)", rawSortedWithValues, rawSorted))
+    say(line("performFetch, every row", ocdSorted, rawSorted) + "   (target <= 2x)" + (shownAll == rawKeys ? "" : "   COUNT MISMATCH")
+        + String(format: "   %.2fx the floor", ocdSorted / rawSortedWithValues))
+    say(line("raw postgres-nio SELECT of \(rawTenth) keys, WHERE a0 < n", rawFiltered, rawFiltered))
+    say(line("performFetch, a0 < n (WHERE narrowed)", ocdFiltered, rawFiltered) + "   (target <= 2x)" + (shownTenth == rawTenth ? "" : "   COUNT MISMATCH"))
+    say(String(format: "  one change saved through the controller's context, to didChangeContent: median %.2f ms, 99th percentile %.2f ms",
+               ownLatencies[ownLatencies.count / 2] * 1000, ownLatencies[ownLatencies.count * 99 / 100] * 1000))
 
     // Latency: a change saved through one coordinator until a controller on another has it.
     let watching = NSPersistentStoreCoordinator(managedObjectModel: model)

@@ -31,13 +31,15 @@ final class RowReader: KeyValueCodingReadable, Hashable {
 /// predicates and sort descriptors itself.
 enum StoredRowEvaluation {
     /// The IDs among `ids` (in their order) that the request's predicate matches, sorted by its
-    /// sort descriptors (a stable sort), with its offset and limit applied.
-    static func matching(_ ids: [NSManagedObjectID], in source: any StoredValueSource, request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObjectID] {
+    /// sort descriptors (a stable sort; not when `alreadySorted`: `ids` come in the request's
+    /// order), with its offset and limit applied.
+    static func matching(_ ids: [NSManagedObjectID], in source: any StoredValueSource, request: NSFetchRequest<NSFetchRequestResult>,
+                         alreadySorted: Bool = false) -> [NSManagedObjectID] {
         var ids = ids
         if let predicate = request.predicate {
             ids = ids.filter { predicate.evaluate(with: RowReader(store: source, id: $0)) }
         }
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+        if !alreadySorted, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
             let readers = Dictionary(uniqueKeysWithValues: ids.map { ($0, RowReader(store: source, id: $0)) })
             ids.sort { lhs, rhs in
                 for descriptor in descriptors {

@@ -25,6 +25,10 @@ struct SQLServerPrefilter {
     let schema: SQLiteSchema
     /// The values bound to `$1`, `$2`, … of the conditions made so far.
     private(set) var values: [SQLServerValue] = []
+    /// Whether the condition made is the predicate itself, not only a condition its matches meet:
+    /// no part was left out and no string comparison was widened. (Its rows then need no
+    /// evaluation in Swift.)
+    private(set) var isExact = true
 
     init(entity: NSEntityDescription, schema: SQLiteSchema) {
         self.entity = entity
@@ -37,6 +41,7 @@ struct SQLServerPrefilter {
             switch compound.compoundPredicateType {
             case .and:
                 let parts = compound.predicates.compactMap { condition(for: $0) }
+                if parts.count < compound.predicates.count { isExact = false }
                 return parts.isEmpty ? nil : "(" + parts.joined(separator: " AND ") + ")"
             case .or:
                 let saved = values
@@ -112,6 +117,7 @@ struct SQLServerPrefilter {
     private mutating func condition(_ target: Target, _ operation: NSComparisonPredicate.Operator,
                                     _ options: NSComparisonPredicate.Options, _ value: Any?) -> String? {
         let isString = target.attribute.attributeType == .stringAttributeType
+        if isString && value != nil && !(value is NSNull) { isExact = false }
         guard var condition = isString && value != nil && !(value is NSNull)
                 ? stringCondition(target.column, operation, options, value)
                 : self.condition(target.column, target.attribute, operation, value) else { return nil }

@@ -357,14 +357,20 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Fetching
 
     override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        try matching(request, entity: entity).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) }
+        if !request.includesPropertyValues, let ids = try keysInSQL(request, entity: entity) {
+            return ids.map { FetchedRow($0, nil) }
+        }
+        return try matching(request, entity: entity).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) }
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
-        if request.predicate == nil, request.fetchLimit == 0, request.fetchOffset == 0, let plan = readPlan(for: entity) {
-            let sql = "SELECT count(*) FROM \(plan.table) WHERE \(entityCondition(entity, subentities: request.includesSubentities))"
-            let rows = try withConnection { try $0.run(sql, []) }
-            return rows.first?.first.flatMap(SQLServerValueCoding.integer).map(Int.init) ?? 0
+        if request.fetchLimit == 0, request.fetchOffset == 0, let plan = readPlan(for: entity) {
+            let selection = selection(for: request, entity: entity)
+            if selection.isExact {
+                let sql = "SELECT count(*) FROM \(plan.table) WHERE \(selection.condition)"
+                let rows = try withConnection { try $0.run(sql, selection.values) }
+                return rows.first?.first.flatMap(SQLServerValueCoding.integer).map(Int.init) ?? 0
+            }
         }
         return try matching(request, entity: entity).count
     }
@@ -377,24 +383,68 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         return results
     }
 
-    /// The rows a request matches, in its order, with offset and limit applied.
+    override func fetchSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+                                  sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
+        try readSortedRows(request, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: chunkSize)
+    }
+
+    /// What SQL can do of a request: the `WHERE` condition (the entity's rows, narrowed by the
+    /// predicate), whether it is the whole predicate, and the `ORDER BY` list when SQL can sort.
+    struct Selection {
+        let condition: String
+        let values: [SQLServerValue]
+        /// The condition is the predicate itself: its rows need no evaluation in Swift.
+        let isExact: Bool
+        /// The request's order in SQL, or nil when Swift must sort.
+        let order: String?
+
+        /// `ORDER BY …` with the request's offset and limit when SQL does everything, else just the order.
+        func suffix(_ request: NSFetchRequest<NSFetchRequestResult>) -> String {
+            guard let order else { return " ORDER BY Z_PK" }
+            var suffix = " ORDER BY \(order)"
+            if isExact {
+                if request.fetchLimit > 0 { suffix += " LIMIT \(request.fetchLimit)" }
+                if request.fetchOffset > 0 { suffix += " OFFSET \(request.fetchOffset)" }
+            }
+            return suffix
+        }
+    }
+
+    func selection(for request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) -> Selection {
+        let entities = entityCondition(entity, subentities: request.includesSubentities)
+        var prefilter = SQLServerPrefilter(entity: entity, schema: schema)
+        let narrowed = request.predicate.flatMap { prefilter.condition(for: $0) }
+        let order = SQLServerOrdering.clause(for: request.sortDescriptors ?? [], entity: entity, columns: schema.mapping(for: entity)?.columnsBySlot ?? [:])
+        return Selection(condition: narrowed.map { "\(entities) AND \($0)" } ?? entities, values: prefilter.values,
+                         isExact: request.predicate == nil || (narrowed != nil && prefilter.isExact), order: order)
+    }
+
+    /// The IDs a request matches, in order, read as keys alone when SQL can answer it whole
+    /// (predicate and order); nil when it can't.
+    private func keysInSQL(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [NSManagedObjectID]? {
+        guard let plan = readPlan(for: entity) else { return [] }
+        let selection = selection(for: request, entity: entity)
+        guard selection.isExact, selection.order != nil else { return nil }
+        let sql = "SELECT Z_PK, Z_ENT FROM \(plan.table) WHERE \(selection.condition)\(selection.suffix(request))"
+        let ids = objectIDFactory
+        return try withConnection { try $0.run(sql, selection.values) }.compactMap { row in
+            guard row.count == 2, let key = SQLServerValueCoding.integer(row[0]),
+                  let number = SQLServerValueCoding.integer(row[1]), let found = schema.entity(number: Int(number)) else { return nil }
+            return ids.objectID(for: found, primaryKey: key)
+        }
+    }
+
+    /// The rows a request matches, in its order, with offset and limit applied: SQL narrows the
+    /// rows and sorts them when it can, Swift evaluates what SQL could not answer exactly.
     func matching(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
                   source: SQLServerRowSource? = nil) throws -> [(NSManagedObjectID, StoredRow)] {
         guard let plan = readPlan(for: entity) else { return [] }
-        let condition = entityCondition(entity, subentities: request.includesSubentities)
-        let ordered = request.predicate == nil && (request.sortDescriptors ?? []).isEmpty
-        var suffix = " ORDER BY Z_PK"
-        if ordered {
-            if request.fetchLimit > 0 { suffix += " LIMIT \(request.fetchLimit)" }
-            if request.fetchOffset > 0 { suffix += " OFFSET \(request.fetchOffset)" }
-        }
-        var prefilter = SQLServerPrefilter(entity: entity, schema: schema)
-        let narrowed = request.predicate.flatMap { prefilter.condition(for: $0) }.map { "\(condition) AND \($0)" } ?? condition
-        let rows = try readRows(plan, where: narrowed, prefilter.values, suffix: suffix)
-        if ordered { return rows }
+        let selection = selection(for: request, entity: entity)
+        let rows = try readRows(plan, where: selection.condition, selection.values, suffix: selection.suffix(request))
+        if selection.isExact && selection.order != nil { return rows }
         let source = source ?? SQLServerRowSource(store: self)
         for (id, row) in rows { source.rows[id] = row }
-        let matched = StoredRowEvaluation.matching(rows.map(\.0), in: source, request: request)
+        let matched = StoredRowEvaluation.matching(rows.map(\.0), in: source, request: request, alreadySorted: selection.order != nil)
         if let error = source.firstError { throw error }
         return matched.compactMap { id in source.rows[id].map { (id, $0) } }
     }
