@@ -18,7 +18,8 @@ extension NSPersistentStore.StoreType {
 enum PostgreSQLStoreRegistration {
     static let storeType: String = {
         let type = "PostgreSQL"
-        SQLServerConnector.register(SQLServerConnector(open: openConnection, describe: PostgreSQLLocation.redacted), forStoreType: type)
+        SQLServerConnector.register(SQLServerConnector(open: openConnection, describe: PostgreSQLLocation.redacted,
+                                                       poolSize: { (try? PostgreSQLLocation(url: $0).poolSize) ?? 4 }), forStoreType: type)
         return type
     }()
 

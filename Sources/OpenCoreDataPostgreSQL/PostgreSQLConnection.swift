@@ -77,6 +77,9 @@ package final class PostgreSQLConnection: @unchecked Sendable {
         try query("LISTEN \(channel)")
     }
 
+    /// Whether the connection was closed here or ended by the server or the network.
+    var isEnded: Bool { closed.load(ordering: .acquiring) || connection.isClosed }
+
     /// Closes the connection (again is harmless).
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -257,9 +257,40 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
 
     // MARK: ParentStore
 
+    /// Runs a read on the stores `choose` picks (under the coordinator's lock): after letting the
+    /// lock go when each of them answers reads from several threads at once (a server store,
+    /// `answersConcurrentReads`), so that contexts on one coordinator fetch in parallel; under it
+    /// otherwise. A thread already holding the lock (a save resolving conflicts) keeps it.
+    private func read<T>(_ choose: () -> [NSPersistentStore], _ body: ([NSPersistentStore]) throws -> T) throws -> T {
+        lock.lock()
+        let targets = choose()
+        if !targets.isEmpty && targets.allSatisfy(\.answersConcurrentReads) {
+            lock.unlock()
+            return try body(targets)
+        }
+        defer { lock.unlock() }
+        return try body(targets)
+    }
+
+    /// `read` for one store (no array made: faults call this once per object).
+    private func read<T>(one choose: () -> NSPersistentStore?, _ body: (NSPersistentStore?) throws -> T) throws -> T {
+        lock.lock()
+        let target = choose()
+        if let target, target.answersConcurrentReads {
+            lock.unlock()
+            return try body(target)
+        }
+        defer { lock.unlock() }
+        return try body(target)
+    }
+
+    /// The stores holding an entity, among the request's affected stores.
+    private func stores(for request: NSFetchRequest<NSFetchRequestResult>, holding entity: NSEntityDescription) -> [NSPersistentStore] {
+        (request.affectedStores ?? stores).filter { $0.holds(entity) }
+    }
+
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        try withLock {
-            let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
+        try read({ stores(for: request, holding: entity) }) { targets in
             if targets.count == 1 { return try targets[0].fetchRows(request, entity: entity) }
             var rows: [FetchedRow] = []
             for store in targets { rows += try store.fetchRows(request, entity: entity) }
@@ -270,53 +301,53 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// Sorted results in columnar form, when one store holds the entity and can read them so.
     func fetchSortedRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
                          sectionNameKeyPath: String?, chunkSize: Int) throws -> SortedRows? {
-        try withLock {
-            let targets = (request.affectedStores ?? stores).filter { $0.holds(entity) }
+        try read({ stores(for: request, holding: entity) }) { targets in
             guard targets.count == 1 else { return nil }
             return try targets[0].fetchSortedRows(request, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: chunkSize)
         }
     }
 
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
-        try withLock {
-            try (request.affectedStores ?? stores).filter { $0.holds(entity) }.reduce(0) { $0 + (try $1.countRows(request, entity: entity)) }
+        try read({ stores(for: request, holding: entity) }) { targets in
+            try targets.reduce(0) { $0 + (try $1.countRows(request, entity: entity)) }
         }
     }
 
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
-        try withLock {
-            try (request.affectedStores ?? stores).filter { $0.holds(entity) }.flatMap { try $0.fetchDictionaries(request, entity: entity) }
+        try read({ stores(for: request, holding: entity) }) { targets in
+            try targets.flatMap { try $0.fetchDictionaries(request, entity: entity) }
         }
     }
 
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {
-        try withLock { try store(for: objectID)?.loadRow(objectID) }
+        try read(one: { store(for: objectID) }) { try $0?.loadRow(objectID) }
+    }
+
+    /// IDs grouped by the store that holds them (IDs of no store left out).
+    private func storeGroups(_ objectIDs: [NSManagedObjectID]) -> [(store: NSPersistentStore, ids: [NSManagedObjectID])] {
+        Dictionary(grouping: objectIDs, by: { $0.storeIdentifier ?? "" }).values.compactMap { group in store(for: group[0]).map { ($0, group) } }
     }
 
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
-        try withLock {
+        var groups: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
+        return try read({ groups = storeGroups(objectIDs); return groups.map(\.store) }) { _ in
             var rows: [ObjectKey: StoredRow] = [:]
-            for group in Dictionary(grouping: objectIDs, by: { $0.storeIdentifier ?? "" }).values {
-                guard let store = store(for: group[0]) else { continue }
-                rows.merge(try store.loadRows(group)) { first, _ in first }
-            }
+            for group in groups { rows.merge(try group.store.loadRows(group.ids)) { first, _ in first } }
             return rows
         }
     }
 
     func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
-        try withLock {
+        var groups: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
+        return try read({ groups = storeGroups(objectIDs); return groups.map(\.store) }) { _ in
             var result: [ObjectKey: [NSManagedObjectID]] = [:]
-            for group in Dictionary(grouping: objectIDs, by: { $0.storeIdentifier ?? "" }).values {
-                guard let store = store(for: group[0]) else { continue }
-                result.merge(try store.loadToManyIDs(group, relationship: relationship)) { first, _ in first }
-            }
+            for group in groups { result.merge(try group.store.loadToManyIDs(group.ids, relationship: relationship)) { first, _ in first } }
             return result
         }
     }
 
     func loadToManyIDs(_ objectID: NSManagedObjectID, relationship: NSRelationshipDescription) throws -> [NSManagedObjectID] {
-        try withLock { try store(for: objectID)?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
+        try read(one: { store(for: objectID) }) { try $0?.loadToManyIDs(objectID, relationship: relationship) ?? [] }
     }
 
     func holdingWrites<T>(_ body: () throws -> T) throws -> T {

@@ -183,6 +183,9 @@ open class NSPersistentStore: NSObject {
 
     /// Whether the store records persistent history.
     var tracksHistory: Bool { false }
+    /// Whether the store answers reads (fetches, counts, faults) from several threads at once, so
+    /// the coordinator runs them outside its lock. Writes stay under it.
+    var answersConcurrentReads: Bool { false }
     /// Called once the store belongs to a coordinator: starts what the store's options ask for
     /// that needs the coordinator (remote change notifications).
     func didAttach(to coordinator: NSPersistentStoreCoordinator) throws {}

@@ -30,6 +30,8 @@ package protocol SQLServerConnection: AnyObject, Sendable {
     func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) throws
     /// Closes the connection; using it afterwards throws.
     func close()
+    /// Whether the connection has ended (closed, or dropped by the server or the network).
+    var isClosed: Bool { get }
 }
 
 /// Opens connections for a store type whose stores live on a server: registered by the driver
@@ -39,10 +41,14 @@ package struct SQLServerConnector: Sendable {
     package let open: @Sendable (URL) throws -> any SQLServerConnection
     /// The URL with any password hidden, for messages.
     package let describe: @Sendable (URL) -> String
+    /// How many connections a store at the URL reads through at most (its `pool` option).
+    package let poolSize: @Sendable (URL) -> Int
 
-    package init(open: @escaping @Sendable (URL) throws -> any SQLServerConnection, describe: @escaping @Sendable (URL) -> String) {
+    package init(open: @escaping @Sendable (URL) throws -> any SQLServerConnection, describe: @escaping @Sendable (URL) -> String,
+                 poolSize: @escaping @Sendable (URL) -> Int = { _ in 1 }) {
         self.open = open
         self.describe = describe
+        self.poolSize = poolSize
     }
 
     private static let registered = LockedValue<[String: SQLServerConnector]>([:])

@@ -4,7 +4,7 @@ import Foundation
 extension SQLServerStore: HistoryKeepingStore {
     func newestHistoryTransactionNumber() throws -> Int64? {
         guard history != nil else { return nil }
-        return try withConnection { try SQLServerHistory.newestTransactionNumber($0) }
+        return try withReadConnection { try SQLServerHistory.newestTransactionNumber($0) }
     }
 
     func executeHistory(_ request: NSPersistentHistoryChangeRequest) throws -> (transactions: [NSPersistentHistoryTransaction], deleted: Int) {

@@ -32,7 +32,7 @@ extension SQLServerStore {
             sectionColumn = found
         }
         let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE \(selection.condition)\(selection.suffix(request))"
-        let fetched = try withConnection { try $0.run(sql, selection.values) }
+        let fetched = try withReadConnection { try $0.run(sql, selection.values) }
         let kinds = sortColumns.map(\.kind)
         var rows = SortedRows()
         rows.origins = [SortedRows.Origin(entity: entity, store: self)]

@@ -15,7 +15,10 @@ import Foundation
 /// Calls come under the coordinator's lock; the connection has a lock of its own too.
 final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     let connector: SQLServerConnector
+    /// The connection saves, migrations and held writes run on.
     private var connection: (any SQLServerConnection)?
+    /// The connections fetches and faults read through, several at once (see `answersConcurrentReads`).
+    private var readPool: SQLServerConnectionPool?
     private let connectionLock = NSRecursiveLock()
     private(set) var schema: SQLiteSchema!
     /// How each table's rows are read, by table name.
@@ -78,6 +81,10 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         }
         identifier = metadata[NSStoreUUIDKey] as? String
         readPlans = SQLServerReadPlan.plans(for: entities, schema: schema)
+        let connector = connector, location = locationDescription, type = type
+        readPool = SQLServerConnectionPool(size: connector.poolSize(url), open: { try connector.open(url) }, closedError: {
+            CoreDataError.make(.coreData, "The \(type) store \(location) was removed from its coordinator.")
+        })
     }
 
     /// Starts listening for saves when the store was added with
@@ -101,6 +108,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     override func close() {
         changeListener?.stop()
         changeListener = nil
+        readPool?.close()
         connectionLock.withLock {
             connection?.close()
             connection = nil
@@ -211,6 +219,16 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Reads from several threads run at once, each on a connection of the pool: the coordinator
+    /// lets them run outside its lock.
+    override var answersConcurrentReads: Bool { true }
+
+    /// Runs a read (one or more statements outside a transaction) on a connection of the pool.
+    func withReadConnection<T>(_ body: (any SQLServerConnection) throws -> T) throws -> T {
+        guard let readPool else { return try withConnection(body) }
+        return try readPool.with(body)
+    }
+
     /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
     func transaction<T>(_ body: (any SQLServerConnection) throws -> T) throws -> T {
         try withConnection { connection in
@@ -232,7 +250,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     /// are `values`.
     func readRows(_ plan: SQLServerReadPlan, where condition: String, _ values: [SQLServerValue], suffix: String = "") throws -> [(NSManagedObjectID, StoredRow)] {
         let sql = "SELECT \(plan.selectList) FROM \(plan.table) WHERE \(condition)\(suffix)"
-        let rows = try withConnection { try $0.run(sql, values) }
+        let rows = try withReadConnection { try $0.run(sql, values) }
         let ids = objectIDFactory
         return rows.compactMap { row in plan.decode(row, schema: schema, ids: ids) }
     }
@@ -297,7 +315,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
             } else {
                 return
             }
-            let rows = try withConnection { try $0.run(sql, keys) }
+            let rows = try withReadConnection { try $0.run(sql, keys) }
             for row in rows {
                 guard row.count == 3, let source = SQLServerValueCoding.integer(row[0]).flatMap({ sources[$0] }),
                       let key = SQLServerValueCoding.integer(row[1]), let number = SQLServerValueCoding.integer(row[2]),
@@ -368,7 +386,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
             let selection = selection(for: request, entity: entity)
             if selection.isExact {
                 let sql = "SELECT count(*) FROM \(plan.table) WHERE \(selection.condition)"
-                let rows = try withConnection { try $0.run(sql, selection.values) }
+                let rows = try withReadConnection { try $0.run(sql, selection.values) }
                 return rows.first?.first.flatMap(SQLServerValueCoding.integer).map(Int.init) ?? 0
             }
         }
@@ -427,7 +445,7 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         guard selection.isExact, selection.order != nil else { return nil }
         let sql = "SELECT Z_PK, Z_ENT FROM \(plan.table) WHERE \(selection.condition)\(selection.suffix(request))"
         let ids = objectIDFactory
-        return try withConnection { try $0.run(sql, selection.values) }.compactMap { row in
+        return try withReadConnection { try $0.run(sql, selection.values) }.compactMap { row in
             guard row.count == 2, let key = SQLServerValueCoding.integer(row[0]),
                   let number = SQLServerValueCoding.integer(row[1]), let found = schema.entity(number: Int(number)) else { return nil }
             return ids.objectID(for: found, primaryKey: key)
