@@ -42,9 +42,7 @@ struct InfoCommand: InspectorCommand {
         if let model {
             let modelURL = URL(fileURLWithPath: model)
             let loaded = try ModelFile.load(modelURL)
-            let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-            let changed = loaded.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
-                + Set(storeHashes.keys).subtracting(loaded.entities.compactMap(\.name)).sorted()
+            let changed = Self.entitiesWithDifferentHashes(loaded, metadata)
             let lines = try countObjects(url, model: loaded)
             return StoreSummary(path: url.path, type: type, fileSize: size, journal: journal, metadata: metadata,
                                 modelPath: modelURL.path, changedEntities: changed, entities: lines)
@@ -76,9 +74,7 @@ struct InfoCommand: InspectorCommand {
         }
         let modelURL = URL(fileURLWithPath: model)
         let loaded = try ModelFile.load(modelURL)
-        let storeHashes = reading.metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-        let changed = loaded.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
-            + Set(storeHashes.keys).subtracting(loaded.entities.compactMap(\.name)).sorted()
+        let changed = Self.entitiesWithDifferentHashes(loaded, reading.metadata)
         var counts: [String: Int] = [:]
         if changed.isEmpty, let url = URL(string: store) {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: loaded)
@@ -96,6 +92,14 @@ struct InfoCommand: InspectorCommand {
         }
         return StoreSummary(path: reading.location, type: NSPostgreSQLStoreType, fileSize: reading.size, journal: nil, metadata: reading.metadata,
                             modelPath: modelURL.path, changedEntities: changed, entities: lines)
+    }
+
+    /// The entities whose version hash in the model differs from the store's metadata, then those
+    /// the store records and the model lacks.
+    static func entitiesWithDifferentHashes(_ model: NSManagedObjectModel, _ metadata: [String: Any]) -> [String] {
+        let storeHashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        return model.entities.filter { storeHashes[$0.name ?? ""] != $0.versionHash }.compactMap(\.name).sorted()
+            + Set(storeHashes.keys).subtracting(model.entities.compactMap(\.name)).sorted()
     }
 
     /// The model the store keeps of itself, in a few words: its entities and whether it is the

@@ -56,9 +56,7 @@ enum ServerStoreTables {
         var entities: [StoredEntity] = []
         for row in recorded {
             guard let number = integer(row[0]).map(Int.init) else { continue }
-            var root = number
-            var seen: Set<Int> = []
-            while let parent = parents[root], parent != 0, names[parent] != nil, seen.insert(root).inserted { root = parent }
+            let root = StoreTables.rootNumber(of: number, parents: parents, names: names)
             let rootName = (names[root] ?? "?").uppercased()
             // History's counter row (16002) counts the rows of ATRANSACTION; its Z_MAX is kept.
             let isHistory = number >= 16000

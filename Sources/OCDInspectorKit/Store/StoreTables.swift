@@ -46,10 +46,15 @@ enum StoreTables {
 
     /// The name of the root of an entity's inheritance chain (subentities share its table).
     private static func root(of number: Int, parents: [Int: Int], names: [Int: String]) -> String {
+        names[rootNumber(of: number, parents: parents, names: names)] ?? "?"
+    }
+
+    /// The number of the root of an entity's inheritance chain, from `Z_SUPER` (a cycle stops it).
+    static func rootNumber(of number: Int, parents: [Int: Int], names: [Int: String]) -> Int {
         var current = number
         var seen: Set<Int> = []
         while let parent = parents[current], parent != 0, names[parent] != nil, seen.insert(current).inserted { current = parent }
-        return names[current] ?? "?"
+        return current
     }
 
     /// `Z<NAME>` for model entities, `A<NAME>` for the history tables of Apple's Core Data.

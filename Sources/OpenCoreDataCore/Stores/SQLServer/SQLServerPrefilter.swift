@@ -116,9 +116,10 @@ struct SQLServerPrefilter {
     /// The condition of one comparison on a target: on its column, then wrapped in a subquery per step.
     private mutating func condition(_ target: Target, _ operation: NSComparisonPredicate.Operator,
                                     _ options: NSComparisonPredicate.Options, _ value: Any?) -> String? {
-        let isString = target.attribute.attributeType == .stringAttributeType
-        if isString && value != nil && !(value is NSNull) { isExact = false }
-        guard var condition = isString && value != nil && !(value is NSNull)
+        // A string compared with a value is widened (see `stringCondition`), so no longer exact.
+        let widened = target.attribute.attributeType == .stringAttributeType && value != nil && !(value is NSNull)
+        if widened { isExact = false }
+        guard var condition = widened
                 ? stringCondition(target.column, operation, options, value)
                 : self.condition(target.column, target.attribute, operation, value) else { return nil }
         // Whether a row whose key path ends at nil (no destination) may match.

@@ -10,7 +10,7 @@ extension SQLServerStore {
         guard let plan = readPlan(for: entity), let mapping = schema.mapping(for: entity),
               let sorts = request.sortDescriptors, !sorts.isEmpty else { return nil }
         let selection = selection(for: request, entity: entity)
-        guard selection.isExact, selection.order != nil else { return nil }
+        guard selection.answersWhole else { return nil }
         // Z_ENT only when rows may be of subentities.
         let readsEntity = request.includesSubentities && mapping.numbersWithSubentities.count > 1
         var columns = readsEntity ? ["Z_PK", "Z_ENT"] : ["Z_PK"]

@@ -375,22 +375,23 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Fetching
 
     override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        if !request.includesPropertyValues, let ids = try keysInSQL(request, entity: entity) {
-            return ids.map { FetchedRow($0, nil) }
+        guard let plan = readPlan(for: entity) else { return [] }
+        let selection = selection(for: request, entity: entity)
+        if !request.includesPropertyValues && selection.answersWhole {
+            return try keys(plan, selection, request).map { FetchedRow($0, nil) }
         }
-        return try matching(request, entity: entity).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) }
+        return try matching(request, entity: entity, selection: selection).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) }
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
-        if request.fetchLimit == 0, request.fetchOffset == 0, let plan = readPlan(for: entity) {
-            let selection = selection(for: request, entity: entity)
-            if selection.isExact {
-                let sql = "SELECT count(*) FROM \(plan.table) WHERE \(selection.condition)"
-                let rows = try withReadConnection { try $0.run(sql, selection.values) }
-                return rows.first?.first.flatMap(SQLServerValueCoding.integer).map(Int.init) ?? 0
-            }
+        guard let plan = readPlan(for: entity) else { return 0 }
+        let selection = selection(for: request, entity: entity)
+        if request.fetchLimit == 0, request.fetchOffset == 0, selection.isExact {
+            let sql = "SELECT count(*) FROM \(plan.table) WHERE \(selection.condition)"
+            let rows = try withReadConnection { try $0.run(sql, selection.values) }
+            return rows.first?.first.flatMap(SQLServerValueCoding.integer).map(Int.init) ?? 0
         }
-        return try matching(request, entity: entity).count
+        return try matching(request, entity: entity, selection: selection).count
     }
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
@@ -415,6 +416,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         let isExact: Bool
         /// The request's order in SQL, or nil when Swift must sort.
         let order: String?
+        /// SQL answers the request whole: its rows, in order, with offset and limit.
+        var answersWhole: Bool { isExact && order != nil }
 
         /// `ORDER BY …` with the request's offset and limit when SQL does everything, else just the order.
         func suffix(_ request: NSFetchRequest<NSFetchRequestResult>) -> String {
@@ -437,12 +440,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                          isExact: request.predicate == nil || (narrowed != nil && prefilter.isExact), order: order)
     }
 
-    /// The IDs a request matches, in order, read as keys alone when SQL can answer it whole
-    /// (predicate and order); nil when it can't.
-    private func keysInSQL(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [NSManagedObjectID]? {
-        guard let plan = readPlan(for: entity) else { return [] }
-        let selection = selection(for: request, entity: entity)
-        guard selection.isExact, selection.order != nil else { return nil }
+    /// The IDs a selection that answers its request whole selects, in order, read as keys alone.
+    private func keys(_ plan: SQLServerReadPlan, _ selection: Selection, _ request: NSFetchRequest<NSFetchRequestResult>) throws -> [NSManagedObjectID] {
         let sql = "SELECT Z_PK, Z_ENT FROM \(plan.table) WHERE \(selection.condition)\(selection.suffix(request))"
         let ids = objectIDFactory
         return try withReadConnection { try $0.run(sql, selection.values) }.compactMap { row in
@@ -454,12 +453,13 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
 
     /// The rows a request matches, in its order, with offset and limit applied: SQL narrows the
     /// rows and sorts them when it can, Swift evaluates what SQL could not answer exactly.
+    /// `selection` is the request's when the caller made it already.
     func matching(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
-                  source: SQLServerRowSource? = nil) throws -> [(NSManagedObjectID, StoredRow)] {
+                  source: SQLServerRowSource? = nil, selection: Selection? = nil) throws -> [(NSManagedObjectID, StoredRow)] {
         guard let plan = readPlan(for: entity) else { return [] }
-        let selection = selection(for: request, entity: entity)
+        let selection = selection ?? self.selection(for: request, entity: entity)
         let rows = try readRows(plan, where: selection.condition, selection.values, suffix: selection.suffix(request))
-        if selection.isExact && selection.order != nil { return rows }
+        if selection.answersWhole { return rows }
         let source = source ?? SQLServerRowSource(store: self)
         for (id, row) in rows { source.rows[id] = row }
         let matched = StoredRowEvaluation.matching(rows.map(\.0), in: source, request: request, alreadySorted: selection.order != nil)
