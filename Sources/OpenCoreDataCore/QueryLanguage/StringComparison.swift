@@ -365,7 +365,13 @@ extension ScalarFoldCache {
     /// One scalar folded by itself: the unit every fold here is made of (`ScalarFoldTable` holds
     /// the same results for the scripts it covers).
     static func fold(_ scalar: Unicode.Scalar, options: String.CompareOptions) -> String {
-        String(Character(scalar)).folding(options: options, locale: nil)
+        // A combining mark alone has no letter to be the diacritic of, and Foundation keeps it;
+        // in a decomposed string (`e` + U+0301) it drops it. Fold it after a letter, as it comes.
+        if options.contains(.diacriticInsensitive), scalar.properties.canonicalCombiningClass != .notReordered {
+            let afterLetter = ("a" + String(Character(scalar))).folding(options: options, locale: nil).unicodeScalars
+            if afterLetter.first == "a" { return String(String.UnicodeScalarView(afterLetter.dropFirst())) }
+        }
+        return String(Character(scalar)).folding(options: options, locale: nil)
     }
 }
 

@@ -4,16 +4,24 @@ import Testing
 
 /// Derived attributes (`NSDerivedAttributeDescription`) in the SQLite store: computed by the store
 /// in each save's transaction, read back into the saved objects, kept current when what they
-/// derive from changes in another table, and refused when of a form no store can derive.
+/// derive from changes in another table, and refused when of a form no store can derive. The
+/// scenarios are static so that `PostgreSQLDerivedAttributeTests` runs them on a server store.
 @Suite struct DerivedAttributeTests {
-    private func derived(_ name: String, _ type: NSAttributeType, _ expression: String, optional: Bool = true) -> NSDerivedAttributeDescription {
+    /// Makes a coordinator with a new, empty store of the kind under test.
+    typealias StoreMaker = (NSManagedObjectModel) throws -> NSPersistentStoreCoordinator
+
+    private static func sqlite(_ model: NSManagedObjectModel) throws -> NSPersistentStoreCoordinator {
+        try TestSupport.coordinator(model).0
+    }
+
+    static func derived(_ name: String, _ type: NSAttributeType, _ expression: String, optional: Bool = true) -> NSDerivedAttributeDescription {
         let attribute = NSDerivedAttributeDescription(name: name, type: type, isOptional: optional)
         attribute.derivationExpression = NSExpression(format: expression)
         return attribute
     }
 
     /// Publisher ←→> Author ←→> Book <<→> Tag, with derived attributes of every supported form.
-    private func makeModel(extra: NSDerivedAttributeDescription? = nil, dropping dropped: String? = nil) -> NSManagedObjectModel {
+    static func makeModel(extra: NSDerivedAttributeDescription? = nil, dropping dropped: String? = nil) -> NSManagedObjectModel {
         let publisher = NSEntityDescription(name: "Publisher", className: "NSManagedObject")
         let author = NSEntityDescription(name: "Author", className: "NSManagedObject")
         let book = NSEntityDescription(name: "Book", className: "NSManagedObject")
@@ -46,21 +54,25 @@ import Testing
         return model
     }
 
-    private func insert(_ entity: String, _ values: [String: Any], into context: NSManagedObjectContext) -> NSManagedObject {
+    static func insert(_ entity: String, _ values: [String: Any], into context: NSManagedObjectContext) -> NSManagedObject {
         let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
         for (key, value) in values { object.setValue(value, forKey: key) }
         return object
     }
 
     /// One object of an entity, fetched afresh from the store by a key's value.
-    private func stored(_ entity: String, _ key: String, _ value: Any, in coordinator: NSPersistentStoreCoordinator) throws -> NSManagedObject {
+    static func stored(_ entity: String, _ key: String, _ value: Any, in coordinator: NSPersistentStoreCoordinator) throws -> NSManagedObject {
         let request = NSFetchRequest<NSManagedObject>(entityName: entity)
         request.predicate = NSPredicate(format: "%K == %@", key, value as! CVarArg)
         return try #require(try TestSupport.context(coordinator).fetch(request).first, "\(entity) with \(key) \(value)")
     }
 
     @Test func valuesAreDerivedInTheSaveAndReadBackIntoTheObjects() throws {
-        let (coordinator, _) = try TestSupport.coordinator(makeModel())
+        try Self.valuesAreDerivedInTheSaveAndReadBack(Self.sqlite)
+    }
+
+    static func valuesAreDerivedInTheSaveAndReadBack(_ makeStore: StoreMaker) throws {
+        let coordinator = try makeStore(makeModel())
         let context = TestSupport.context(coordinator)
         let publisher = insert("Publisher", ["name": "Charpentier"], into: context)
         let author = insert("Author", ["name": "Émile Zola", "publisher": publisher], into: context)
@@ -98,7 +110,11 @@ import Testing
     }
 
     @Test func changesElsewhereRecomputeTheValuesThatDependOnThem() throws {
-        let (coordinator, _) = try TestSupport.coordinator(makeModel())
+        try Self.changesElsewhereRecompute(Self.sqlite)
+    }
+
+    static func changesElsewhereRecompute(_ makeStore: StoreMaker) throws {
+        let coordinator = try makeStore(makeModel())
         let context = TestSupport.context(coordinator)
         let publisher = insert("Publisher", ["name": "Charpentier"], into: context)
         let zola = insert("Author", ["name": "Zola", "publisher": publisher], into: context)
@@ -156,15 +172,21 @@ import Testing
     /// there, before anything is saved.
     @Test func aMigrationThatAddsADerivedAttributeDerivesItForExistingRows() throws {
         let url = TestSupport.temporaryDirectory().appendingPathComponent("Library.sqlite")
+        try Self.migrationDerivesForExistingRows(type: NSSQLiteStoreType, url: url)
+    }
+
+    static func migrationDerivesForExistingRows(type: String, url: URL) throws {
         do {
-            let (coordinator, _) = try TestSupport.coordinator(makeModel(dropping: "bookCount"), url: url)
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel(dropping: "bookCount"))
+            try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: nil)
             let context = TestSupport.context(coordinator)
             let author = insert("Author", ["name": "Zola"], into: context)
             for title in ["Germinal", "Nana", "Thérèse Raquin"] { _ = insert("Book", ["title": title, "author": author], into: context) }
             try context.save()
+            for store in coordinator.persistentStores { try coordinator.remove(store) }
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: makeModel())
-        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url,
                                            options: TestSupport.migrating(from: [makeModel(dropping: "bookCount")]))
         #expect(try stored("Author", "name", "Zola", in: coordinator).value(forKey: "bookCount") as? Int64 == 3)
         #expect(try stored("Book", "title", "Nana", in: coordinator).value(forKey: "authorName") as? String == "Zola", "the other derived values survive")
@@ -177,7 +199,11 @@ import Testing
     }
 
     @Test func theTimeIsTakenAgainWhenTheObjectIsSavedAgain() throws {
-        let (coordinator, _) = try TestSupport.coordinator(makeModel())
+        try Self.timeIsTakenAgain(Self.sqlite)
+    }
+
+    static func timeIsTakenAgain(_ makeStore: StoreMaker) throws {
+        let coordinator = try makeStore(makeModel())
         let context = TestSupport.context(coordinator)
         let author = insert("Author", ["name": "Zola"], into: context)
         try context.save()
@@ -194,7 +220,7 @@ import Testing
         let directory = TestSupport.temporaryDirectory()
         let url = directory.appendingPathComponent("Refused.sqlite")
         for expression in ["books.@avg.pages", "name.@count", "books.title", "lowercase:(bookCount)", "random()"] {
-            let model = makeModel(extra: derived("odd", .integer64AttributeType, expression))
+            let model = Self.makeModel(extra: Self.derived("odd", .integer64AttributeType, expression))
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             let error = try #require(throws: NSError.self, "\(expression)") {
                 try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)

@@ -62,6 +62,7 @@ extension SQLServerStore {
             for records in [changes.inserted, changes.updated] {
                 for record in records where !record.toMany.isEmpty { try writeToMany(record, connection, primaryKey) }
             }
+            try derivedAttributes?.settle(connection)
             // Last: numbering the transaction locks the counter until the save commits.
             let transactionNumber = changes.isEmpty ? nil : try history.map { history in
                 try history.recordSave(changes, strings: historyStrings ?? [], primaryKey: primaryKey, connection)
@@ -152,7 +153,8 @@ struct SQLServerWritePlan {
     init(entity: NSEntityDescription, schema: SQLiteSchema) {
         let mapping = schema.mapping(for: entity)!
         entityNumber = Int64(mapping.number)
-        slots = mapping.columnsBySlot.keys.sorted()
+        // Derived attributes are the store's to compute (its triggers): never written from objects.
+        slots = mapping.columnsBySlot.keys.sorted().filter { !(entity.frozenProperties[$0] is NSDerivedAttributeDescription) }
         entitySlots = mapping.entityColumnsBySlot.keys.sorted()
         properties = slots.map { entity.frozenProperties[$0] }
         destinationNumbers = schema.destinationNumbers(ofEntityColumnsOf: entity)

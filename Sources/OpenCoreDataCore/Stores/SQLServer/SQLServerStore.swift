@@ -36,6 +36,8 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
     /// `NSPersistentHistoryTrackingKey`, or when the database already keeps it (another server
     /// asked for it, and its readers must not miss this one's saves).
     private(set) var history: SQLServerHistory?
+    /// The triggers that maintain derived attributes (see `SQLServerDerivedAttributes`).
+    private(set) var derivedAttributes: SQLServerDerivedAttributes?
 
     init(model: NSManagedObjectModel, configurationName: String?, url: URL, options: [AnyHashable: Any]?, connector: SQLServerConnector, storeType: String) {
         self.connector = connector
@@ -68,6 +70,11 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
                     try open(connection, tables: tables)
                 }
                 try createUniqueIndexes(connection)
+                if entities.contains(where: { !$0.derivedSlots.isEmpty }) {
+                    let derived = try SQLServerDerivedAttributes(schema: schema)
+                    try derived.install(connection)
+                    derivedAttributes = derived
+                }
                 if SQLiteStore.wantsHistory(options) || tables["ATRANSACTION"] != nil {
                     let history = SQLServerHistory(schema: schema)
                     try history.createTables(connection)
