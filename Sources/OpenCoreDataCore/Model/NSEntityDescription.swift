@@ -204,6 +204,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)
         slotKeyBits = slotKeys.map { unsafeBitCast($0, to: StringBits.self) }
+        slotBitsTable = SlotBitsTable(slotKeyBits)
         let persistentSlots = frozenProperties.indices.filter { !frozenProperties[$0].isTransient }
         derivedSlots = frozenProperties.indices.filter { frozenProperties[$0] is NSDerivedAttributeDescription }
         validatedSlots = persistentSlots.filter { !(frozenProperties[$0] is NSDerivedAttributeDescription) }
@@ -237,6 +238,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) private(set) var slotKeyHashes: [UInt64] = []
     /// The raw representation of each property name (see `fastSlot(forKey:)`).
     @exclusivity(unchecked) private(set) var slotKeyBits: [StringBits] = []
+    /// The slots by `slotKeyBits`, found without a scan.
+    @exclusivity(unchecked) private(set) var slotBitsTable = SlotBitsTable()
 
     /// A `String`'s two words as they are stored.
     struct StringBits: Equatable {
@@ -261,19 +264,15 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// Whether a slot's attribute has min/max, pattern or predicate constraints (relationships: always checked).
     @exclusivity(unchecked) private(set) var slotHasConstraints: [Bool] = []
 
-    /// The slot of a property name. For typical entities a linear scan of cheap FNV-1a hashes,
-    /// confirmed by string equality, beats a dictionary's SipHash.
+    /// The slot of a property name: by its raw bits (`slotBitsTable`), else, for typical
+    /// entities, a linear scan of cheap FNV-1a hashes confirmed by string equality, which beats a
+    /// dictionary's SipHash.
     @inline(__always)
     func fastSlot(forKey key: String) -> Int? {
         // The same bits as a property name are the same string: a small string holds its bytes
         // inline, a large one is the same storage (kept alive by `slotKeys`). Names passed as
         // literals or taken from the model match here without reading a byte.
-        let bits = unsafeBitCast(key, to: StringBits.self)
-        var position = 0
-        for candidate in slotKeyBits {
-            if candidate == bits { return position }
-            position += 1
-        }
+        if let slot = slotBitsTable.slot(of: unsafeBitCast(key, to: StringBits.self)) { return slot }
         if slotKeys.count <= 32 {
             let hash = Self.keyHash(key)
             var index = 0

@@ -209,7 +209,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// `attributeValue(at:)` reads, without making an `Any`); nil otherwise.
     @inline(__always)
     final func attributeWord(at slot: Int, kind: SlotLayout.Kind) -> UInt64? {
-        if let batch = rowBatch { return batch.word(row: Int(rowBatchIndex), slot: slot, kind: kind) }
+        if rowBatch != nil {
+            let row = Int(rowBatchIndex)
+            // The object keeps its batch alive: no retain on this path.
+            return Unmanaged.passUnretained(rowBatch.unsafelyUnwrapped)._withUnsafeGuaranteedRef { batch in
+                batch.word(row: row, slot: slot, kind: kind)
+            }
+        }
         guard storedValues.kind(at: slot) == kind else { return nil }
         return storedValues.word(at: slot)
     }
