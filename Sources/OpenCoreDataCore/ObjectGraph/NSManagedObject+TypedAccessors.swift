@@ -64,12 +64,33 @@ extension NSManagedObject {
         return genericManagedValue(forKey: key)
     }
 
-    @inline(__always) public final func _setManagedValue(_ newValue: Int64, forKey key: String) { setValue(newValue, forKey: key) }
-    @inline(__always) public final func _setManagedValue(_ newValue: Int32, forKey key: String) { setValue(newValue, forKey: key) }
-    @inline(__always) public final func _setManagedValue(_ newValue: Int16, forKey key: String) { setValue(newValue, forKey: key) }
-    @inline(__always) public final func _setManagedValue(_ newValue: Double, forKey key: String) { setValue(newValue, forKey: key) }
-    @inline(__always) public final func _setManagedValue(_ newValue: Float, forKey key: String) { setValue(newValue, forKey: key) }
-    @inline(__always) public final func _setManagedValue(_ newValue: Bool, forKey key: String) { setValue(newValue, forKey: key) }
+    // Setters write the slot's word as `setValue(_:forKey:)` does for an attribute (fault fired,
+    // undo snapshot, change recorded), without boxing the value; like Core Data's generated
+    // accessors, they don't go through an override of `setValue(_:forKey:)`.
+    @inline(__always) public final func _setManagedValue(_ newValue: Int64, forKey key: String) {
+        if setScalarWord(UInt64(bitPattern: newValue), forKey: key, kind: .int64) { return }
+        setValue(newValue, forKey: key)
+    }
+    @inline(__always) public final func _setManagedValue(_ newValue: Int32, forKey key: String) {
+        if setScalarWord(UInt64(bitPattern: Int64(newValue)), forKey: key, kind: .int32) { return }
+        setValue(newValue, forKey: key)
+    }
+    @inline(__always) public final func _setManagedValue(_ newValue: Int16, forKey key: String) {
+        if setScalarWord(UInt64(bitPattern: Int64(newValue)), forKey: key, kind: .int16) { return }
+        setValue(newValue, forKey: key)
+    }
+    @inline(__always) public final func _setManagedValue(_ newValue: Double, forKey key: String) {
+        if setScalarWord(newValue.bitPattern, forKey: key, kind: .double) { return }
+        setValue(newValue, forKey: key)
+    }
+    @inline(__always) public final func _setManagedValue(_ newValue: Float, forKey key: String) {
+        if setScalarWord(UInt64(newValue.bitPattern), forKey: key, kind: .float) { return }
+        setValue(newValue, forKey: key)
+    }
+    @inline(__always) public final func _setManagedValue(_ newValue: Bool, forKey key: String) {
+        if setScalarWord(newValue ? 1 : 0, forKey: key, kind: .bool) { return }
+        setValue(newValue, forKey: key)
+    }
     @inline(__always) public final func _setManagedValue(_ newValue: String?, forKey key: String) { setValue(newValue, forKey: key) }
 
     /// The slot of an attribute read directly (fault fired), or nil when the read must take the
@@ -97,6 +118,26 @@ extension NSManagedObject {
         guard slot >= 0 else { return nil }
         fireFaultIfNeeded()
         return attributeWord(at: slot, kind: kind)
+    }
+
+    /// Writes the word of a fixed-width attribute of `kind` (encoded as `SlotStorage.encode`
+    /// encodes its canonical type) as `setValue(_:forKey:)` writes an attribute; false, changing
+    /// nothing, when the key is not such an attribute.
+    @inline(__always)
+    private func setScalarWord(_ word: UInt64, forKey key: String, kind: SlotLayout.Kind) -> Bool {
+        let slot = Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> Int in
+            guard let slot = entity.fastSlot(forKey: key) else { return -1 }
+            return Unmanaged.passUnretained(entity.slotLayout)._withUnsafeGuaranteedRef { layout in
+                slot < layout.count && layout.kindTable[slot] == kind ? slot : -1
+            }
+        }
+        guard slot >= 0 else { return false }
+        fireFaultIfNeeded()
+        willChangeForUndo()
+        willChangeValue(forKey: key)
+        values.setWord(word, at: slot)
+        didChangeValue(forKey: key)
+        return true
     }
 
     @inline(__always)

@@ -20,8 +20,8 @@ final class TypedMeasurement: NSManagedObject {
 }
 
 @Suite struct TypedAccessorTests {
-    static func model() -> NSManagedObjectModel {
-        let entity = NSEntityDescription(name: "Measurement", className: "TypedMeasurement")
+    static func model(className: String = "TypedMeasurement") -> NSManagedObjectModel {
+        let entity = NSEntityDescription(name: "Measurement", className: className)
         entity.properties = [
             NSAttributeDescription(name: "count64", type: .integer64AttributeType),
             NSAttributeDescription(name: "count32", type: .integer32AttributeType),
@@ -101,5 +101,60 @@ final class TypedMeasurement: NSManagedObject {
             #expect(saved.count64 == .max && saved.count32 == -32 && saved.optionalCount == -7 && saved.label == "short" && saved.flag)
             #expect(saved.optionalFlag == false && saved.weight == 1.5 && saved.wide == 123)
         }
+    }
+
+    /// Typed setters write like `setValue(_:forKey:)`: on a fetched object (whose values come from
+    /// the store's row) the change is recorded and saved, the undo manager can take it back, and
+    /// `willChangeValue`/`didChangeValue` overrides see it.
+    @Test func typedSettersRecordChangesForSavesUndoAndObservers() throws {
+        let (coordinator, _) = try TestSupport.coordinator(Self.model(className: "ObservedMeasurement"))
+        let writer = TestSupport.context(coordinator)
+        let made = ObservedMeasurement(context: writer)
+        made.count64 = 1
+        made.count32 = 2
+        try writer.save()
+
+        let context = TestSupport.context(coordinator)
+        context.undoManager = UndoManager()
+        let object = try #require(try context.fetch(NSFetchRequest<ObservedMeasurement>(entityName: "Measurement")).first)
+        #expect(!object.hasChanges)
+        object.count64 = 64
+        object.count32 = -1
+        object.ratio = 0.5
+        object.weight = 2
+        object.flag = true
+        object.count16 = 7
+        #expect(object.observed == ["count64", "count32", "ratio", "weight", "flag", "count16"].flatMap { ["will \($0)", "did \($0)"] })
+        #expect(context.updatedObjects.contains(object))
+        #expect(Set(object.changedValues().keys) == ["count64", "count32", "ratio", "weight", "flag", "count16"])
+        #expect(object.committedValues(forKeys: ["count64"])["count64"] as? Int64 == 1, "the store's row is left as it was")
+        context.processPendingChanges()
+        context.undoManager?.undo()
+        #expect(object.count64 == 1 && object.count32 == 2 && !object.flag, "undo takes the typed writes back")
+        object.count64 = 640
+        try context.save()
+        let reread = try #require(try TestSupport.context(coordinator).fetch(NSFetchRequest<ObservedMeasurement>(entityName: "Measurement")).first)
+        #expect(reread.count64 == 640 && reread.count32 == 2)
+    }
+}
+
+/// Counts the change callbacks the typed setters make.
+final class ObservedMeasurement: NSManagedObject {
+    @Managed var count64: Int64
+    @Managed var count32: Int32
+    @Managed var count16: Int16
+    @Managed var ratio: Double
+    @Managed var weight: Float
+    @Managed var flag: Bool
+    nonisolated(unsafe) var observed: [String] = []
+
+    override func willChangeValue(forKey key: String) {
+        observed.append("will \(key)")
+        super.willChangeValue(forKey: key)
+    }
+
+    override func didChangeValue(forKey key: String) {
+        observed.append("did \(key)")
+        super.didChangeValue(forKey: key)
     }
 }
