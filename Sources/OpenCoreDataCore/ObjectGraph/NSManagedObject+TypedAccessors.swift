@@ -108,16 +108,22 @@ extension NSManagedObject {
     @inline(__always)
     private func scalarWord(forKey key: String, kind: SlotLayout.Kind) -> UInt64? {
         guard keyPathRecorder == nil else { return nil }
+        let slot = wordSlot(forKey: key, kind: kind)
+        guard slot >= 0 else { return nil }
+        fireFaultIfNeeded()
+        return attributeWord(at: slot, kind: kind)
+    }
+
+    /// The slot of the attribute named `key` when it stores words of `kind`, else -1.
+    @inline(__always)
+    private func wordSlot(forKey key: String, kind: SlotLayout.Kind) -> Int {
         // The object keeps its entity, and the entity its layout, alive: no retains on this path.
-        let slot = Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> Int in
+        Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> Int in
             guard let slot = entity.fastSlot(forKey: key) else { return -1 }
             return Unmanaged.passUnretained(entity.slotLayout)._withUnsafeGuaranteedRef { layout in
                 slot < layout.count && layout.kindTable[slot] == kind ? slot : -1
             }
         }
-        guard slot >= 0 else { return nil }
-        fireFaultIfNeeded()
-        return attributeWord(at: slot, kind: kind)
     }
 
     /// Writes the word of a fixed-width attribute of `kind` (encoded as `SlotStorage.encode`
@@ -125,12 +131,7 @@ extension NSManagedObject {
     /// nothing, when the key is not such an attribute.
     @inline(__always)
     private func setScalarWord(_ word: UInt64, forKey key: String, kind: SlotLayout.Kind) -> Bool {
-        let slot = Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> Int in
-            guard let slot = entity.fastSlot(forKey: key) else { return -1 }
-            return Unmanaged.passUnretained(entity.slotLayout)._withUnsafeGuaranteedRef { layout in
-                slot < layout.count && layout.kindTable[slot] == kind ? slot : -1
-            }
-        }
+        let slot = wordSlot(forKey: key, kind: kind)
         guard slot >= 0 else { return false }
         fireFaultIfNeeded()
         willChangeForUndo()
