@@ -180,8 +180,16 @@ final class FetchedResultsState {
         if let last = lastOrigin, last.entity === id.entity, last.storeIdentifier == id.storeIdentifier {
             return SortedRows.key(primaryKey: id.key.primaryKey, origin: last.index)
         }
-        guard let store = id.persistentStore else { return id.key.primaryKey }
-        let origin = originIndex(entity: id.entity, store: store)
+        // The store is this context's: another coordinator may have the same store open, and
+        // `persistentStore` answers with the one added last.
+        let origin: Int
+        if let known = origins.firstIndex(where: { $0.entity === id.entity && $0.store.identifier == id.storeIdentifier }) {
+            origin = known
+        } else {
+            let ownStore = context.persistentStoreCoordinator?.persistentStores.first { $0.identifier == id.storeIdentifier }
+            guard let store = ownStore ?? id.persistentStore else { return id.key.primaryKey }
+            origin = originIndex(entity: id.entity, store: store)
+        }
         lastOrigin = (id.entity, id.storeIdentifier ?? "", origin)
         return SortedRows.key(primaryKey: id.key.primaryKey, origin: origin)
     }

@@ -48,6 +48,32 @@ import WorldCupKit
         #expect(table.failures.isEmpty, "\(table.failures)")
     }
 
+    /// Another coordinator opening the same store file (an importer, a widget) must not change
+    /// which rows the controller's objects are: a win after it opened moves the team, it doesn't
+    /// add it a second time.
+    @Test func anotherCoordinatorOnTheSameFileLeavesTheRowsAlone() throws {
+        let app = try WorldCupApp(storeURL: TestSupport.temporaryDirectory().appendingPathComponent("WorldCup.sqlite"))
+        try app.importSeedIfNeeded()
+        // With a batch size the rows come from the store as keys, without objects.
+        let request = WorldCupApp.teamsRequest()
+        request.fetchBatchSize = 20
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let table = TestTableView()
+        controller.delegate = table
+        try controller.performFetch()
+        table.reload(from: controller)
+        let url = try #require(app.context.persistentStoreCoordinator?.persistentStores.first?.url)
+        let other = NSPersistentStoreCoordinator(managedObjectModel: try #require(app.context.persistentStoreCoordinator?.managedObjectModel))
+        let otherStore = try other.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        #expect(otherStore.identifier == app.context.persistentStoreCoordinator?.persistentStores.first?.identifier)
+        _ = try app.execute("win Uruguay")
+        _ = try app.execute("win Brazil")
+        #expect(controller.fetchedObjects?.count == 32)
+        #expect(Set(controller.fetchedObjects?.map(\.objectID) ?? []).count == 32)
+        #expect(table.failures.isEmpty, "\(table.failures)")
+        withExtendedLifetime(other) {}
+    }
+
     @Test func newZoneInsertsASectionAndDeletingItsTeamRemovesIt() throws {
         let (app, controller, table) = try worldCup()
         _ = try app.execute("add Atlantis \"Lost Zone\"")
