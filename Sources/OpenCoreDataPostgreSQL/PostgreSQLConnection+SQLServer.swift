@@ -26,8 +26,6 @@ extension PostgreSQLConnection: SQLServerConnection {
         return try rows.map { row in try row.map { cell in try Self.value(of: cell, sql: sql, location: location) } }
     }
 
-    package var isClosed: Bool { isEnded }
-
     package func serverCode(of error: any Error) -> String? {
         (error as NSError).userInfo[PostgreSQLErrors.sqlStateKey] as? String
     }

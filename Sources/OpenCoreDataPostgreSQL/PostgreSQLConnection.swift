@@ -78,7 +78,7 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     }
 
     /// Whether the connection was closed here or ended by the server or the network.
-    var isEnded: Bool { closed.load(ordering: .acquiring) || connection.isClosed }
+    package var isClosed: Bool { closed.load(ordering: .acquiring) || connection.isClosed }
 
     /// Closes the connection (again is harmless).
     package func close() {

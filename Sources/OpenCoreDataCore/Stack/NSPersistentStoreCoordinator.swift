@@ -257,14 +257,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
 
     // MARK: ParentStore
 
-    /// Runs a read on the stores `choose` picks (under the coordinator's lock): after letting the
-    /// lock go when each of them answers reads from several threads at once (a server store,
-    /// `answersConcurrentReads`), so that contexts on one coordinator fetch in parallel; under it
-    /// otherwise. A thread already holding the lock (a save resolving conflicts) keeps it.
-    private func read<T>(_ choose: () -> [NSPersistentStore], _ body: ([NSPersistentStore]) throws -> T) throws -> T {
+    /// Runs a read on what `choose` picks (under the coordinator's lock): after letting the lock go
+    /// when `concurrent` says every store picked answers reads from several threads at once (a
+    /// server store, `answersConcurrentReads`), so that contexts on one coordinator fetch in
+    /// parallel; under it otherwise. A thread already holding the lock (a save resolving
+    /// conflicts) keeps it.
+    private func read<Targets, T>(_ choose: () -> Targets, concurrent: (Targets) -> Bool, _ body: (Targets) throws -> T) throws -> T {
         lock.lock()
         let targets = choose()
-        if !targets.isEmpty && targets.allSatisfy(\.answersConcurrentReads) {
+        if concurrent(targets) {
             lock.unlock()
             return try body(targets)
         }
@@ -272,16 +273,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         return try body(targets)
     }
 
-    /// `read` for one store (no array made: faults call this once per object).
+    /// `read` on stores: concurrent when there are some and each answers reads concurrently.
+    private func read<T>(_ choose: () -> [NSPersistentStore], _ body: ([NSPersistentStore]) throws -> T) throws -> T {
+        try read(choose, concurrent: { !$0.isEmpty && $0.allSatisfy(\.answersConcurrentReads) }, body)
+    }
+
+    /// `read` on one store (no array made: faults call this once per object).
     private func read<T>(one choose: () -> NSPersistentStore?, _ body: (NSPersistentStore?) throws -> T) throws -> T {
-        lock.lock()
-        let target = choose()
-        if let target, target.answersConcurrentReads {
-            lock.unlock()
-            return try body(target)
-        }
-        defer { lock.unlock() }
-        return try body(target)
+        try read(choose, concurrent: { $0?.answersConcurrentReads ?? false }, body)
+    }
+
+    /// `read` on IDs grouped by their stores.
+    private func read<T>(groups objectIDs: [NSManagedObjectID], _ body: ([(store: NSPersistentStore, ids: [NSManagedObjectID])]) throws -> T) throws -> T {
+        try read({ storeGroups(objectIDs) }, concurrent: { !$0.isEmpty && $0.allSatisfy(\.store.answersConcurrentReads) }, body)
     }
 
     /// The stores holding an entity, among the request's affected stores.
@@ -329,8 +333,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     }
 
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [ObjectKey: StoredRow] {
-        var groups: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
-        return try read({ groups = storeGroups(objectIDs); return groups.map(\.store) }) { _ in
+        try read(groups: objectIDs) { groups in
             var rows: [ObjectKey: StoredRow] = [:]
             for group in groups { rows.merge(try group.store.loadRows(group.ids)) { first, _ in first } }
             return rows
@@ -338,8 +341,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     }
 
     func loadToManyIDs(_ objectIDs: [NSManagedObjectID], relationship: NSRelationshipDescription) throws -> [ObjectKey: [NSManagedObjectID]] {
-        var groups: [(store: NSPersistentStore, ids: [NSManagedObjectID])] = []
-        return try read({ groups = storeGroups(objectIDs); return groups.map(\.store) }) { _ in
+        try read(groups: objectIDs) { groups in
             var result: [ObjectKey: [NSManagedObjectID]] = [:]
             for group in groups { result.merge(try group.store.loadToManyIDs(group.ids, relationship: relationship)) { first, _ in first } }
             return result

@@ -4,7 +4,7 @@ import Testing
 
 /// A class with the scalar and optional types Xcode generates, read and written through the
 /// typed `@Managed` accessors (which skip the runtime's dynamic cast).
-final class TypedMeasurement: NSManagedObject {
+class TypedMeasurement: NSManagedObject {
     @Managed var count64: Int64
     @Managed var count32: Int32
     @Managed var count16: Int16
@@ -139,13 +139,7 @@ final class TypedMeasurement: NSManagedObject {
 }
 
 /// Counts the change callbacks the typed setters make.
-final class ObservedMeasurement: NSManagedObject {
-    @Managed var count64: Int64
-    @Managed var count32: Int32
-    @Managed var count16: Int16
-    @Managed var ratio: Double
-    @Managed var weight: Float
-    @Managed var flag: Bool
+final class ObservedMeasurement: TypedMeasurement {
     nonisolated(unsafe) var observed: [String] = []
 
     override func willChangeValue(forKey key: String) {

@@ -33,6 +33,19 @@ struct PostgreSQLConcurrencyTests {
         var released: Date? { lock.withLock { releasedAt } }
     }
 
+    /// Fetches every object of an entity in a context of its own, off this thread; the moment
+    /// marks when the fetch is done.
+    private func fetchInBackground(_ entityName: String, _ coordinator: NSPersistentStoreCoordinator) -> Moment {
+        let done = Moment()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        DispatchQueue.global().async {
+            context.performAndWait { _ = try? context.fetch(NSFetchRequest<NSManagedObject>(entityName: entityName)) }
+            done.mark()
+        }
+        return done
+    }
+
     /// With the default pool the second context reads while the first waits on the server; with
     /// `pool=1` it waits for the one read connection, which the waiting fetch holds.
     @Test(arguments: [nil, "1"])
@@ -54,13 +67,7 @@ struct PostgreSQLConcurrencyTests {
         try other.query("LOCK TABLE ZEMPLOYEE IN ACCESS EXCLUSIVE MODE")
         let tableLock = TableLock(other)
         DispatchQueue.global().asyncAfter(deadline: .now() + patience) { tableLock.release() }
-        let employeesRead = Moment()
-        let waiting = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        waiting.persistentStoreCoordinator = coordinator
-        DispatchQueue.global().async {
-            waiting.performAndWait { _ = try? waiting.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee")) }
-            employeesRead.mark()
-        }
+        let employeesRead = fetchInBackground("Employee", coordinator)
         let admin = try PostgreSQLConnection.open(PostgreSQLTestServer.location())
         defer { admin.close() }
         let blocked = try await eventually {
@@ -69,13 +76,7 @@ struct PostgreSQLConcurrencyTests {
         }
         #expect(blocked, "the employees' fetch waits on the server")
 
-        let projectsRead = Moment()
-        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        reader.persistentStoreCoordinator = coordinator
-        DispatchQueue.global().async {
-            reader.performAndWait { _ = try? reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Project")) }
-            projectsRead.mark()
-        }
+        let projectsRead = fetchInBackground("Project", coordinator)
         if pool == nil {
             #expect(try await eventually { projectsRead.value != nil })
             #expect(tableLock.released == nil, "the projects were read while the employees' fetch still waited")

@@ -30,8 +30,25 @@ struct DerivedColumnPlan {
     let source: String
     /// The string function applied to the value read (`canonical:`, `lowercase:`, `uppercase:`), if any.
     let stringTransform: AttributeDerivation.Kind?
-    /// (trigger event, which rows of `table` to recompute).
-    let dependencies: [(event: String, rows: String)]
+    /// The writes that recompute the column, and which rows of `table` each recomputes.
+    let dependencies: [Dependency]
+
+    /// One kind of write that can change the value.
+    struct Dependency {
+        /// `AFTER INSERT`, `AFTER DELETE` or `AFTER UPDATE OF columns`.
+        let change: String
+        /// The table written.
+        let table: String
+        /// Which rows of the plan's table to recompute: a condition over `NEW` and `OLD`.
+        let rows: String
+
+        init(_ change: String, on table: String, rows: String) {
+            (self.change, self.table, self.rows) = (change, table, rows)
+        }
+
+        /// The trigger event: `AFTER UPDATE OF ZNAME ON ZAUTHOR`.
+        var event: String { "\(change) ON \(table)" }
+    }
 
     /// Reads the derivations of the schema's entities in a stable order, one plan per derived
     /// column; throws 134020 for one no store can derive.
@@ -57,7 +74,7 @@ struct DerivedColumnPlan {
         table = mapping.tableName
         self.column = column
         entityFilter = "Z_ENT IN (\(mapping.numbersWithSubentities.map(String.init).joined(separator: ", ")))"
-        var dependencies: [(event: String, rows: String)] = [("AFTER INSERT ON \(table)", "Z_PK = NEW.Z_PK")]
+        var dependencies = [Dependency("AFTER INSERT", on: table, rows: "Z_PK = NEW.Z_PK")]
         // The string a copy or a string function reads.
         var sourceExpression: String?
         func columnOf(_ property: NSPropertyDescription, in entity: NSEntityDescription?) throws -> (table: String, column: String) {
@@ -74,7 +91,7 @@ struct DerivedColumnPlan {
                 let source = try columnOf(attribute, in: mapping.entity)
                 sourceExpression = "\(table).\(source.column)"
                 value = Self.wrap("\(table).\(source.column)", derivation.kind, dialect)
-                dependencies.append(("AFTER UPDATE OF \(source.column) ON \(table)", "Z_PK = NEW.Z_PK"))
+                dependencies.append(Dependency("AFTER UPDATE OF \(source.column)", on: table, rows: "Z_PK = NEW.Z_PK"))
             } else {
                 // The tables along the path, and the column read in each: the next
                 // relationship's foreign key, then the attribute.
@@ -96,7 +113,7 @@ struct DerivedColumnPlan {
                 }
                 sourceExpression = expression
                 value = Self.wrap(expression, derivation.kind, dialect)
-                dependencies.append(("AFTER UPDATE OF \(firstKey) ON \(table)", "Z_PK = NEW.Z_PK"))
+                dependencies.append(Dependency("AFTER UPDATE OF \(firstKey)", on: table, rows: "Z_PK = NEW.Z_PK"))
                 // A change (or deletion) of a row along the path recomputes every row whose
                 // path goes through it.
                 for (level, read) in levels.enumerated() {
@@ -107,8 +124,8 @@ struct DerivedColumnPlan {
                         }
                         return "\(firstKey) IN (\(set))"
                     }
-                    dependencies.append(("AFTER UPDATE OF \(read.column) ON \(read.table)", reaching("NEW.Z_PK")))
-                    dependencies.append(("AFTER DELETE ON \(read.table)", reaching("OLD.Z_PK")))
+                    dependencies.append(Dependency("AFTER UPDATE OF \(read.column)", on: read.table, rows: reaching("NEW.Z_PK")))
+                    dependencies.append(Dependency("AFTER DELETE", on: read.table, rows: reaching("OLD.Z_PK")))
                 }
             }
         case .count, .sum:
@@ -122,10 +139,10 @@ struct DerivedColumnPlan {
                 value = summed == nil
                     ? "(SELECT COUNT(*) FROM \(join.name) j WHERE j.\(mine) = \(table).Z_PK)"
                     : "(SELECT \(aggregate) FROM \(join.name) j JOIN \(destination) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) = \(table).Z_PK)"
-                dependencies.append(("AFTER INSERT ON \(join.name)", "Z_PK = NEW.\(mine)"))
-                dependencies.append(("AFTER DELETE ON \(join.name)", "Z_PK = OLD.\(mine)"))
+                dependencies.append(Dependency("AFTER INSERT", on: join.name, rows: "Z_PK = NEW.\(mine)"))
+                dependencies.append(Dependency("AFTER DELETE", on: join.name, rows: "Z_PK = OLD.\(mine)"))
                 if let summed {
-                    dependencies.append(("AFTER UPDATE OF \(summed) ON \(destination)", "Z_PK IN (SELECT \(mine) FROM \(join.name) WHERE \(theirs) = NEW.Z_PK)"))
+                    dependencies.append(Dependency("AFTER UPDATE OF \(summed)", on: destination, rows: "Z_PK IN (SELECT \(mine) FROM \(join.name) WHERE \(theirs) = NEW.Z_PK)"))
                 }
             } else {
                 guard let inverse = relationship.inverseRelationship else {
@@ -133,15 +150,15 @@ struct DerivedColumnPlan {
                 }
                 let foreignKey = try columnOf(inverse, in: inverse.entity).column
                 value = "(SELECT \(aggregate) FROM \(destination) d WHERE d.\(foreignKey) = \(table).Z_PK)"
-                dependencies.append(("AFTER INSERT ON \(destination)", "Z_PK = NEW.\(foreignKey)"))
-                dependencies.append(("AFTER DELETE ON \(destination)", "Z_PK = OLD.\(foreignKey)"))
+                dependencies.append(Dependency("AFTER INSERT", on: destination, rows: "Z_PK = NEW.\(foreignKey)"))
+                dependencies.append(Dependency("AFTER DELETE", on: destination, rows: "Z_PK = OLD.\(foreignKey)"))
                 let moved = [foreignKey] + (summed.map { [$0] } ?? [])
-                dependencies.append(("AFTER UPDATE OF \(moved.joined(separator: ", ")) ON \(destination)", "Z_PK IN (OLD.\(foreignKey), NEW.\(foreignKey))"))
+                dependencies.append(Dependency("AFTER UPDATE OF \(moved.joined(separator: ", "))", on: destination, rows: "Z_PK IN (OLD.\(foreignKey), NEW.\(foreignKey))"))
             }
         case .now:
             stringTransform = nil
             value = dialect == .sqlite ? "OCD_NOW()" : "(EXTRACT(EPOCH FROM clock_timestamp())::double precision - 978307200)"
-            dependencies.append(("AFTER UPDATE OF Z_OPT ON \(table)", "Z_PK = NEW.Z_PK"))
+            dependencies.append(Dependency("AFTER UPDATE OF Z_OPT", on: table, rows: "Z_PK = NEW.Z_PK"))
         }
         source = sourceExpression ?? value
         self.dependencies = dependencies

@@ -45,11 +45,11 @@ struct SQLServerDerivedAttributes {
         let plans = try DerivedColumnPlan.plans(for: schema, dialect: .postgreSQL)
         var triggers: [Trigger] = []
         for plan in plans {
-            let stem = Self.prefix + Self.hash(plan.key)
+            // A short, stable name part: PostgreSQL names are at most 63 bytes.
+            let stem = Self.prefix + String(NSEntityDescription.keyHash(plan.key), radix: 16)
             for (index, dependency) in plan.dependencies.enumerated() {
                 let body = "-- \(dependency.event)\nBEGIN\n\(Self.recompute(plan, where: dependency.rows));\nRETURN NULL;\nEND\n"
-                let table = dependency.event.components(separatedBy: " ON ").last ?? plan.table
-                triggers.append(Trigger(name: "\(stem)_\(index)", table: table.lowercased(), event: dependency.event, body: body, column: plan.key))
+                triggers.append(Trigger(name: "\(stem)_\(index)", table: dependency.table.lowercased(), event: dependency.event, body: body, column: plan.key))
             }
         }
         self.plans = Dictionary(plans.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
@@ -62,14 +62,6 @@ struct SQLServerDerivedAttributes {
     private static func recompute(_ plan: DerivedColumnPlan, where rows: String?) -> String {
         guard plan.stringTransform != nil else { return plan.update(where: rows) }
         return "WITH changed AS (\(plan.update(where: rows)) RETURNING Z_PK) INSERT INTO \(pendingTable) (Z_TABLE, Z_COLUMN, Z_KEY) SELECT '\(plan.table)', '\(plan.column)', Z_PK FROM changed"
-    }
-
-    /// Eight hexadecimal digits of FNV-1a: a short, stable name part (PostgreSQL names are at most 63 bytes).
-    private static func hash(_ text: String) -> String {
-        var value: UInt32 = 2_166_136_261
-        for byte in text.utf8 { value = (value ^ UInt32(byte)) &* 16_777_619 }
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     /// Makes the schema's derived-attribute triggers exactly the model's: drops ours that are no
@@ -92,12 +84,11 @@ struct SQLServerDerivedAttributes {
             existingTriggers[name] = table
         }
         let wanted = Dictionary(triggers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        for (name, table) in existingTriggers.sorted(by: { $0.key < $1.key }) {
-            guard let trigger = wanted[name], trigger.table == table, functions[name] == trigger.body else {
-                try connection.run("DROP TRIGGER \(name) ON \(table)", [])
-                existingTriggers[name] = nil
-                continue
-            }
+        // Ours that are no longer wanted, or whose table or function changed.
+        for (name, table) in existingTriggers.sorted(by: { $0.key < $1.key })
+            where wanted[name].map({ $0.table != table || functions[name] != $0.body }) ?? true {
+            try connection.run("DROP TRIGGER \(name) ON \(table)", [])
+            existingTriggers[name] = nil
         }
         for name in functions.keys.sorted() where wanted[name] == nil {
             try connection.run("DROP FUNCTION \(name)()", [])

@@ -82,18 +82,15 @@ struct SQLiteDerivedAttributes {
         for function in functions { db.add(function: function) }
     }
 
-    private static let functions: [DatabaseFunction] = [
-        DatabaseFunction("OCD_CANONICAL", argumentCount: 1, pure: true) { values in
-            String.fromDatabaseValue(values[0]).map(StringComparison.canonical)
-        },
-        DatabaseFunction("OCD_LOWERCASE", argumentCount: 1, pure: true) { values in
-            String.fromDatabaseValue(values[0])?.lowercased()
-        },
-        DatabaseFunction("OCD_UPPERCASE", argumentCount: 1, pure: true) { values in
-            String.fromDatabaseValue(values[0])?.uppercased()
-        },
-        DatabaseFunction("OCD_NOW", argumentCount: 0, pure: false) { _ in
-            Date().timeIntervalSinceReferenceDate
-        },
-    ]
+    /// The string functions (Foundation's folding and case mapping, as fetches apply them) and the time.
+    private static let functions: [DatabaseFunction] = ([("OCD_CANONICAL", .canonical), ("OCD_LOWERCASE", .lowercase), ("OCD_UPPERCASE", .uppercase)] as [(String, AttributeDerivation.Kind)])
+        .map { name, transform in
+            DatabaseFunction(name, argumentCount: 1, pure: true) { values in
+                String.fromDatabaseValue(values[0]).map { DerivedColumnPlan.apply(transform, to: $0) }
+            }
+        } + [
+            DatabaseFunction("OCD_NOW", argumentCount: 0, pure: false) { _ in
+                Date().timeIntervalSinceReferenceDate
+            },
+        ]
 }
