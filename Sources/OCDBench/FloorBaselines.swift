@@ -81,6 +81,18 @@ func fetchFloorReadingOnly(_ url: URL) throws -> (seconds: Double, checksum: Int
     return (now() - start, sum)
 }
 
+/// The typed-property fetch floor: the raw loop making an object per row, each registered by
+/// primary key, then every value read as a typed property reads it: a stored word, no key, no cast.
+func fetchFloorTyped(_ url: URL) throws -> Int64 {
+    let (registry, objects) = try fetchFloorObjects(url)
+    defer { withExtendedLifetime(registry) {} }
+    var sum: Int64 = 0
+    for object in objects {
+        for index in 0..<10 { sum &+= object.slot(index) }
+    }
+    return sum
+}
+
 /// Reads every value of the objects through `value(forKey:) as! Int64`.
 func readFloorObjects(_ objects: [FloorObject]) -> Int64 {
     var sum: Int64 = 0
@@ -108,14 +120,18 @@ func fetchFloorObjects(_ url: URL) throws -> (registry: [FloorObject?], objects:
     return (registry, objects)
 }
 
-/// The raw insert loop, each row first made as an object whose values are set by key, then the
-/// sets and notifications a save posts.
-func insertFloor(_ url: URL, rows: Int) throws -> Int64 {
+/// The raw insert loop, each row first made as an object whose values are set by key (`typed`:
+/// as typed properties set them, a stored word each), then the sets and notifications a save posts.
+func insertFloor(_ url: URL, rows: Int, typed: Bool = false) throws -> Int64 {
     let context = NSObject()
     var inserted: [FloorObject] = []
     for pk in 1...rows {
         let object = FloorObject(context: context)
-        for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
+        if typed {
+            for index in 0..<10 { object.setSlot(index, to: Int64(pk &* 31 &+ index)) }
+        } else {
+            for (index, key) in columns.enumerated() { object.setValue(Int64(pk &* 31 &+ index), forKey: key) }
+        }
         inserted.append(object)
     }
     let insertedSet = Set(inserted)

@@ -548,6 +548,8 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
         return
     case "insert-raw": checksum = try insertRaw(insertURL, rows: rows)
     case "insert-floor": checksum = try insertFloor(insertURL, rows: rows)
+    case "insert-floor-typed": checksum = try insertFloor(insertURL, rows: rows, typed: true)
+    case "fetch-floor-typed": checksum = try fetchFloorTyped(fetchURL)
     case "insert-ocd": checksum = try insertOpenCoreData(insertURL, rows: rows)
     case "insert-ocd-typed": checksum = try insertTyped(insertURL, rows: rows)
     case "fetch-ocd-typed": checksum = try fetchTyped(fetchURL)
@@ -694,9 +696,11 @@ if runs("objects") {
 if runs("objects") || runs("typed") {
     // What apps write: typed properties of a managed object subclass.
     try report("fetch + read every value through typed @Managed properties", baseline: ("raw sqlite3 loop", "fetch-raw"),
-               contenders: [("OpenCoreData fetch, row.a0 ... row.a9", "fetch-ocd-typed")], target: 2.0, rows: rows, directory: directory)
+               contenders: [("OpenCoreData fetch, row.a0 ... row.a9", "fetch-ocd-typed")],
+               floor: ("floor: raw loop + objects, typed reads", "fetch-floor-typed"), target: 2.0, rows: rows, directory: directory)
     try report("insert + save through typed @Managed properties", baseline: ("raw prepared INSERT loop", "insert-raw"),
-               contenders: [("OpenCoreData TypedRow(context:), row.a0 = ...", "insert-ocd-typed")], target: 2.0, rows: rows, directory: directory)
+               contenders: [("OpenCoreData TypedRow(context:), row.a0 = ...", "insert-ocd-typed")],
+               floor: ("floor: raw loop + objects, typed sets", "insert-floor-typed"), target: 2.0, rows: rows, directory: directory)
 }
 
 if runs("objects") || runs("relationships") {

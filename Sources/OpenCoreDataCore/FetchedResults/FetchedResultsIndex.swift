@@ -554,27 +554,32 @@ private struct RowOrder {
     func sortsBefore(_ row: Int, of rows: UnsafePointer<SortedRowsChunk>, _ otherRow: Int, of others: UnsafePointer<SortedRowsChunk>) -> Bool {
         for column in 0..<ascending.count {
             let result: ComparisonResult
-            switch rows.pointee.columns[column].kind {
+            // The columns are read in place: a column copied out of its array would be retained
+            // and released around each string comparison's call.
+            let (mine, theirs) = (rows.pointee.columnAddress(column), others.pointee.columnAddress(column))
+            switch mine.pointee.kind {
             case .integer:
-                let (isNull, otherIsNull) = (rows.pointee.columns[column].integerNulls[row], others.pointee.columns[column].integerNulls[otherRow])
+                let (isNull, otherIsNull) = (mine.pointee.integerNulls[row], theirs.pointee.integerNulls[otherRow])
                 if isNull || otherIsNull {
                     result = isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending)
                 } else {
-                    let (number, otherNumber) = (rows.pointee.columns[column].integers[row], others.pointee.columns[column].integers[otherRow])
+                    let (number, otherNumber) = (mine.pointee.integers[row], theirs.pointee.integers[otherRow])
                     result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
                 }
             case .double:
-                let (number, otherNumber) = (rows.pointee.columns[column].doubles[row], others.pointee.columns[column].doubles[otherRow])
+                let (number, otherNumber) = (mine.pointee.doubles[row], theirs.pointee.doubles[otherRow])
                 if number.isNaN || otherNumber.isNaN {
                     result = number.isNaN == otherNumber.isNaN ? .orderedSame : (number.isNaN ? .orderedAscending : .orderedDescending)
                 } else {
                     result = number < otherNumber ? .orderedAscending : (number == otherNumber ? .orderedSame : .orderedDescending)
                 }
             case .string where stringOrders[column] != nil:
-                result = rows.pointee.columns[column].strings.compare(row, others.pointee.columns[column].strings, otherRow, by: stringOrders[column].unsafelyUnwrapped)
+                let bytes = mine.pointee.strings.unsafeRow(row)
+                let otherBytes = theirs.pointee.strings.unsafeRow(otherRow)
+                result = UTF8Column.compare(bytes, otherBytes, by: stringOrders[column].unsafelyUnwrapped)
             case .string, .other:
                 // Through the descriptor, which honours its own direction.
-                let order = SortValue.compare(rows.pointee.columns[column][row], others.pointee.columns[column][otherRow], by: descriptors[column])
+                let order = SortValue.compare(mine.pointee[row], theirs.pointee[otherRow], by: descriptors[column])
                 if order == .orderedSame { continue }
                 return order == .orderedAscending
             }

@@ -58,12 +58,15 @@ struct FetchedResultsValueReader {
     func read(_ object: NSManagedObject, into rows: inout SortedRowsChunk) -> String {
         let direct = object.entity === entity
         if direct { object.fireFaultIfNeeded() }
+        // The first sort value, kept for the section name (not read back out of the column).
+        var first = SortValue.null
         for (column, descriptor) in descriptors.enumerated() {
             let value: Any?
             if direct, let slot = attributeSlots[column] {
                 // A number, Boolean or date is read from its slot's word, without boxing it.
                 let values = object.values
                 if let word = values.word(at: slot), let sortValue = Self.sortValue(word: word, slotKind: values.kind(at: slot), columnKind: kinds[column]) {
+                    if column == 0 { first = sortValue }
                     rows.columns[column].append(sortValue)
                     continue
                 }
@@ -73,11 +76,13 @@ struct FetchedResultsValueReader {
             } else {
                 value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
             }
-            rows.columns[column].append(SortValue(value, kind: kinds[column]))
+            let sortValue = SortValue(value, kind: kinds[column])
+            if column == 0 { first = sortValue }
+            rows.columns[column].append(sortValue)
         }
         guard let sectionComponents else { return "" }
         if sectionIsFirstSortValue {
-            switch rows.columns[0][rows.columns[0].count - 1] {
+            switch first {
             case .integer(let number): return String(number)
             case .string(let string): return string
             case .null: return ""

@@ -9,7 +9,7 @@ extension Array where Element == NSManagedObject {
                 let order = descriptor.compare(lhs, to: rhs)
                 if order != .orderedSame { return order == .orderedAscending }
             }
-            return SortedRows.tieRank(lhs.objectID.key.primaryKey) < SortedRows.tieRank(rhs.objectID.key.primaryKey)
+            return SortedRows.tieRank(lhs.objectKey.primaryKey) < SortedRows.tieRank(rhs.objectKey.primaryKey)
         }
     }
 

@@ -41,6 +41,13 @@ struct SortedRowsChunk {
 
     var count: Int { keys.count }
 
+    /// The address of column `index`, to read it in place; valid while the chunk is neither
+    /// mutated nor freed (the caller holds it).
+    @inline(__always)
+    func columnAddress(_ index: Int) -> UnsafePointer<SortValueColumn> {
+        columns.withUnsafeBufferPointer { $0.baseAddress.unsafelyUnwrapped + index }
+    }
+
     /// A run of rows to copy: a range of the first chunk or of the second.
     struct Segment {
         let fromSecond: Bool

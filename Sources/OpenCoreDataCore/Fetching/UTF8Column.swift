@@ -193,15 +193,26 @@ struct UTF8Column {
     /// compared in place.
     @inline(__always)
     func compare(_ row: Int, _ other: borrowing UTF8Column, _ otherRow: Int, by order: StringComparison.Order) -> ComparisonResult {
-        let (isNull, otherIsNull) = (isNull(row), other.isNull(otherRow))
-        if isNull || otherIsNull { return isNull == otherIsNull ? .orderedSame : (isNull ? .orderedAscending : .orderedDescending) }
+        Self.compare(unsafeRow(row), other.unsafeRow(otherRow), by: order)
+    }
+
+    /// Row `row` in place: nil for NULL, else its bytes, valid while the column is neither
+    /// mutated nor freed.
+    ///
+    /// Comparisons take rows so, each in a statement of its own, then compare the addresses: a
+    /// column still borrowed across the comparison's call out (memcmp, collation) would be
+    /// retained and released around it, in every comparison of a sort.
+    @inline(__always)
+    func unsafeRow(_ row: Int) -> UnsafeRawBufferPointer? {
+        if isNull(row) { return nil }
         let (lower, upper) = (start(of: row), end(of: row))
-        let (otherLower, otherUpper) = (other.start(of: otherRow), other.end(of: otherRow))
-        return bytes.withUnsafeBytes { mine in
-            other.bytes.withUnsafeBytes { theirs in
-                let (a, b) = (UnsafeRawBufferPointer(rebasing: mine[lower..<upper]), UnsafeRawBufferPointer(rebasing: theirs[otherLower..<otherUpper]))
-                return order == .binary ? StringComparison.binaryBytes(a, b) : StringComparison.compareUTF8(a, b, by: order)
-            }
-        }
+        return UnsafeRawBufferPointer(start: bytes.withUnsafeBytes { $0.baseAddress }.map { $0 + lower }, count: upper - lower)
+    }
+
+    /// The order of two rows taken by `unsafeRow(_:)` (NULL first).
+    @inline(__always)
+    static func compare(_ row: UnsafeRawBufferPointer?, _ other: UnsafeRawBufferPointer?, by order: StringComparison.Order) -> ComparisonResult {
+        guard let row, let other else { return row == nil ? (other == nil ? .orderedSame : .orderedAscending) : .orderedDescending }
+        return order == .binary ? StringComparison.binaryBytes(row, other) : StringComparison.compareUTF8(row, other, by: order)
     }
 }

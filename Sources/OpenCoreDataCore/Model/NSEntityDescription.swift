@@ -13,7 +13,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// The name of the class that represents the entity's objects (`NSManagedObject` when absent).
     public var managedObjectClassName: String! = "NSManagedObject"
     /// Whether the entity can have no instances of its own (only of its subentities).
-    public var isAbstract: Bool = false
+    @exclusivity(unchecked) public var isAbstract: Bool = false
     /// The model that holds the entity.
     public internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The entity this one inherits from (held weakly: nil once it is gone).
@@ -273,6 +273,13 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         // inline, a large one is the same storage (kept alive by `slotKeys`). Names passed as
         // literals or taken from the model match here without reading a byte.
         if let slot = slotBitsTable.slot(of: unsafeBitCast(key, to: StringBits.self)) { return slot }
+        return slot(forKeyReadingBytes: key)
+    }
+
+    /// `fastSlot(forKey:)` for a key whose bits no property name has (a string built at run
+    /// time): out of line, so the accessors that inline the bits lookup stay small.
+    @inline(never)
+    private func slot(forKeyReadingBytes key: String) -> Int? {
         if slotKeys.count <= 32 {
             let hash = Self.keyHash(key)
             var index = 0

@@ -16,15 +16,49 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     public internal(set) var objectID: NSManagedObjectID {
         get {
             if let id = storedObjectID { return id }
-            let id = NSManagedObjectID(temporaryFor: entity)
-            storedObjectID = id
-            return id
+            return makeObjectID()
         }
         set { storedObjectID = newValue }
     }
-    /// The ID, created on first use for new objects (fetched objects get theirs before any use;
-    /// a context gives an inserted object one from its block of temporary numbers).
+    /// The ID, made on first use: for an object fetched with its values from its `fetchedKey`; for
+    /// a new object a temporary one (a context gives an inserted object one from its block of
+    /// temporary numbers).
     @exclusivity(unchecked) var storedObjectID: NSManagedObjectID?
+    /// For an object fetched with its values whose ID has not been made yet: the row's primary key
+    /// and (`fetchedStoreNumber`) its store's number (`PersistentStoreRegistry`); 0 otherwise. An
+    /// object fetched from a million rows and never asked for its ID costs no ID object.
+    @exclusivity(unchecked) private var fetchedPrimaryKey: Int64 = 0
+
+    /// The identity as a key, without making an ID (what registries and change lists key by).
+    var objectKey: ObjectKey {
+        if let id = storedObjectID { return id.key }
+        if fetchedPrimaryKey > 0 { return ObjectKey(primaryKey: fetchedPrimaryKey, root: entity.rootIdentifier, store: Int(fetchedStoreNumber)) }
+        return objectID.key
+    }
+
+    /// Whether the object has an identity of its own: an ID, or the row it was fetched from.
+    var hasIdentity: Bool { storedObjectID != nil || fetchedPrimaryKey > 0 }
+
+    /// Serializes making IDs on first use: `objectID` may be read from any thread.
+    private static let idMaking = LockedValue<Void>(())
+
+    /// Makes the ID on first use (see `storedObjectID`).
+    @inline(never)
+    private func makeObjectID() -> NSManagedObjectID {
+        Self.idMaking.withLock { _ in
+            if let id = storedObjectID { return id }
+            let id: NSManagedObjectID
+            if fetchedPrimaryKey > 0 {
+                let number = Int(fetchedStoreNumber)
+                id = NSManagedObjectID(entity: entity, storeIdentifier: PersistentStoreRegistry.identifier(forNumber: number),
+                                       storeNumber: number, primaryKey: fetchedPrimaryKey)
+            } else {
+                id = NSManagedObjectID(temporaryFor: entity)
+            }
+            storedObjectID = id
+            return id
+        }
+    }
     /// The context the object lives in; nil once it has been removed from it.
     @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
@@ -55,6 +89,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) var faultBatchIndex: Int32 = 0
     /// The object's row in `rowBatch`.
     @exclusivity(unchecked) private var rowBatchIndex: Int32 = 0
+    /// See `fetchedPrimaryKey` (declared here, where it fills the room the 4-byte fields before it
+    /// leave: an object of a large fetch is one of many).
+    @exclusivity(unchecked) private var fetchedStoreNumber: Int32 = 0
     /// Where the object sits in its context's change lists (see `ManagedObjectList`).
     @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
@@ -95,6 +132,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return object
     }
 
+    /// Creates a registered object for a fetched row: with its ID when the store made one, else
+    /// with the row's key, the ID made on first use.
+    static func makeFetched(_ row: FetchedRow, context: NSManagedObjectContext) -> NSManagedObject {
+        let type = row.entity.instantiableClass
+        let object = type.init(entity: row.entity, insertInto: nil)
+        if let id = row.madeID {
+            object.objectID = id
+        } else {
+            object.fetchedPrimaryKey = row.primaryKey
+            object.fetchedStoreNumber = row.storeNumber
+        }
+        object.managedObjectContext = context
+        return object
+    }
+
     func applyDefaultValues() {
         values = entity.defaultValues
         for slot in entity.toManySlots {
@@ -114,7 +166,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     static func entity(in context: NSManagedObjectContext) -> NSEntityDescription? {
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else { return nil }
-        return EntityClassRegistry.entity(for: self, in: model)
+        if let last = context.lastEntityByClass, last.type == ObjectIdentifier(self), last.model === model { return last.entity }
+        let entity = EntityClassRegistry.entity(for: self, in: model)
+        if let entity, model.isFrozen { context.lastEntityByClass = (ObjectIdentifier(self), model, entity) }
+        return entity
     }
 
     /// A fetch request for the class's entity.

@@ -29,9 +29,9 @@ extension NSManagedObjectContext {
     /// Casts managed objects to the request's result type, checking each class once.
     private static func castObjects<T>(_ objects: [NSManagedObject], to _: T.Type) throws -> [T] {
         if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
-        guard T.self is AnyObject.Type else { return try cast(objects, to: T.self) }
-        var typed: [T] = []
-        typed.reserveCapacity(objects.count)
+        // T a class (one reference, as the array holds): each class is checked once, then the
+        // array itself is reinterpreted, with no second array of the same references.
+        guard T.self is AnyObject.Type, MemoryLayout<T>.size == MemoryLayout<NSManagedObject>.size else { return try cast(objects, to: T.self) }
         var checked: ObjectIdentifier?
         for object in objects {
             let cls = ObjectIdentifier(type(of: object))
@@ -39,9 +39,8 @@ extension NSManagedObjectContext {
                 guard object is T else { throw mismatch(object, T.self) }
                 checked = cls
             }
-            typed.append(unsafeBitCast(object, to: T.self))
         }
-        return typed
+        return unsafeBitCast(objects, to: [T].self)
     }
 
     /// Casts results to the request's result type, checking each class once.

@@ -151,7 +151,7 @@ extension NSManagedObjectContext {
             forgetChanges(of: previous)
             previous.managedObjectContext = nil
         }
-        registry[object.objectID.key] = nil
+        registry[object.objectKey] = nil
         inserted.remove(object)
         pendingInserted.remove(object)
         object.insertedFlag = false
@@ -183,7 +183,7 @@ extension NSManagedObjectContext {
     /// After a save found an object deleted from the store: the context forgets it and its changes.
     func forgetObjectDeletedInStore(_ object: NSManagedObject) {
         forgetChanges(of: object)
-        registry[object.objectID.key] = nil
+        registry[object.objectKey] = nil
         object.deletedFlag = true
         object.managedObjectContext = nil
     }
@@ -217,7 +217,7 @@ extension NSManagedObjectContext {
             .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }
         changes.author = historyAuthor
         if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {
-            for object in updated { changes.changedSlots[object.objectID.key] = object.changedPersistentSlots() }
+            for object in updated { changes.changedSlots[object.objectKey] = object.changedPersistentSlots() }
         }
         return changes
     }
@@ -274,7 +274,7 @@ extension NSManagedObjectContext {
         for object in updatedList { Self.commitSavedValues(of: object) }
         reloadDerivedValues(of: insertedList, updatedList)
         for object in deletedList {
-            registry[object.objectID.key] = nil
+            registry[object.objectKey] = nil
             object.managedObjectContext = nil
         }
         clearChangeTracking()
@@ -316,7 +316,7 @@ extension NSManagedObjectContext {
             return
         }
         for object in deriving {
-            guard let row = rows[object.objectID.key] else { continue }
+            guard let row = rows[object.objectKey] else { continue }
             for slot in object.entity.derivedSlots {
                 object.values[slot] = row.values[slot]
                 object.committedValues?[slot] = row.values[slot]

@@ -95,7 +95,7 @@ extension NSManagedObjectContext {
         }
         var state = snapshot.state
         if snapshot.saveGeneration != saveGeneration { state = derivedState(of: object, existing: state.exists) }
-        let key = object.objectID.key
+        let key = object.objectKey
         if state.isRegistered {
             registry[key] = object
         } else if registry[key] === object {
@@ -240,7 +240,7 @@ struct ObjectSnapshot {
             if let set = value as? RelationshipSet { values[slot] = ToManySnapshot(members: set.members, committedIDs: set.committedIDs) }
         }
         state = State(
-            isRegistered: context.registry[object.objectID.key] === object, isInContext: inContext,
+            isRegistered: context.registry[object.objectKey] === object, isInContext: inContext,
             isInserted: object.insertedFlag, isUpdated: object.updatedFlag, isDeleted: object.deletedFlag)
         saveGeneration = context.saveGeneration
     }

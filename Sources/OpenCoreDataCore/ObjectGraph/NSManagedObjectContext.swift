@@ -51,9 +51,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether pending changes are processed at the end of each event (always, here).
     public var propagatesDeletesAtEndOfEvent: Bool = true
 
-    var coordinatorStorage: NSPersistentStoreCoordinator?
+    @exclusivity(unchecked) var coordinatorStorage: NSPersistentStoreCoordinator?
     /// The parent context, for a child context.
-    public private(set) var parentContext: NSManagedObjectContext?
+    @exclusivity(unchecked) public private(set) var parentContext: NSManagedObjectContext?
+    /// The entity `Team(context:)` found last: its class, the model it was found in, the entity.
+    /// Inserting many objects of one class asks for it each time, and the model's own answer
+    /// takes a lock and a hash.
+    @exclusivity(unchecked) var lastEntityByClass: (type: ObjectIdentifier, model: NSManagedObjectModel, entity: NSEntityDescription)?
 
     // Object graph state.
     let registry = ObjectRegistry()
@@ -303,21 +307,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Makes room in the registry for the objects of fetched rows (in the store's order).
     func reserveRegistryCapacity(for rows: [FetchedRow]) {
         guard let first = rows.first, let last = rows.last else { return }
-        registry.reserveCapacity(forPermanentKeysFrom: first.objectID.key, to: last.objectID.key, count: rows.count)
+        registry.reserveCapacity(forPermanentKeysFrom: first.key, to: last.key, count: rows.count)
     }
 
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
     /// batch), or updates a registered one that has no changes.
     func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        guard case .batched(let batch, let index, let version) = fetched.values else {
-            return registerFetched(fetched.objectID, row: fetched.row, asFault: asFault, refresh: refresh)
+        guard case .batched(let batch) = fetched.values else {
+            if let existing = registry[fetched.key] { return updateFetched(existing, row: fetched.row, asFault: asFault, refresh: refresh) }
+            return registerNewFetched(NSManagedObject.makeFetched(fetched, context: self), key: fetched.key, row: fetched.row, asFault: asFault)
         }
-        let id = fetched.objectID
-        let (object, registered) = registry.object(forPermanentKey: id.key) {
-            NSManagedObject.makeFetched(entity: id.entity, objectID: id, context: self)
-        }
-        guard registered else { return registerFetched(id, row: fetched.row, asFault: asFault, refresh: refresh) }
-        object.useRow(index, of: batch, version: version)
+        let (object, registered) = registry.object(forPermanentKey: fetched.key) { NSManagedObject.makeFetched(fetched, context: self) }
+        guard registered else { return updateFetched(object, row: fetched.row, asFault: asFault, refresh: refresh) }
+        object.useRow(Int(fetched.batchRow), of: batch, version: fetched.version)
         object.faultFlag = true
         if !asFault { object.fireFaultIfNeeded() }
         return object
@@ -325,19 +327,27 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Registers an object fetched from the parent, or updates a registered one that has no changes.
     func registerFetched(_ objectID: NSManagedObjectID, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        if let existing = registry[objectID.key] {
-            if let row, !existing.hasChanges, existing.committedValues == nil || refresh {
-                existing.takeStoredRow(row)
-            }
-            if !asFault { existing.fireFaultIfNeeded() }
-            return existing
+        if let existing = registry[objectID.key] { return updateFetched(existing, row: row, asFault: asFault, refresh: refresh) }
+        return registerNewFetched(NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self), key: objectID.key, row: row, asFault: asFault)
+    }
+
+    /// A registered object fetched again: takes the row when it has no changes and no values yet
+    /// (or the request refreshes them).
+    private func updateFetched(_ existing: NSManagedObject, row: StoredRow?, asFault: Bool, refresh: Bool) -> NSManagedObject {
+        if let row, !existing.hasChanges, existing.committedValues == nil || refresh {
+            existing.takeStoredRow(row)
         }
-        let object = NSManagedObject.makeFetched(entity: objectID.entity, objectID: objectID, context: self)
+        if !asFault { existing.fireFaultIfNeeded() }
+        return existing
+    }
+
+    /// Registers a new object for a fetched row.
+    private func registerNewFetched(_ object: NSManagedObject, key: ObjectKey, row: StoredRow?, asFault: Bool) -> NSManagedObject {
         if let row {
             object.takeStoredRow(row)
         }
         object.faultFlag = true
-        registry[objectID.key] = object
+        registry[key] = object
         if !asFault { object.fireFaultIfNeeded() }
         return object
     }
@@ -381,9 +391,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for relationship in object.entity.frozenRelationships where relationship.isToMany && !(object.values[relationship.slot] is RelationshipSet) {
             object.values[relationship.slot] = RelationshipSet(committedIDs: [])
         }
-        let id = object.storedObjectID ?? makeTemporaryID(for: object.entity)
-        object.storedObjectID = id
-        registry[id.key] = object
+        if !object.hasIdentity { object.storedObjectID = makeTemporaryID(for: object.entity) }
+        registry[object.objectKey] = object
         inserted.append(object)
         pendingInserted.append(object)
         if !adopted { object.awakeFromInsert() }
@@ -404,7 +413,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             pendingInserted.remove(object)
             object.deletedFlag = true
             applyDeleteRules(to: object)
-            registry[object.objectID.key] = nil
+            registry[object.objectKey] = nil
             return
         }
         object.deletedFlag = true
@@ -504,7 +513,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         checkQueue("rollback()")
         discardUndoHistory()
         for object in inserted {
-            registry[object.objectID.key] = nil
+            registry[object.objectKey] = nil
             object.insertedFlag = false
             object.managedObjectContext = nil
         }
@@ -751,7 +760,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// it under that ID instead of its temporary one.
     @inline(__always)
     func takePermanentID(of object: NSManagedObject, from mapping: PermanentIDs) {
-        let temporary = object.objectID.key
+        let temporary = object.objectKey
         guard let permanent = mapping[temporary] else { return }
         registry.removeValue(forKey: temporary)
         object.takePermanentKey(permanent, storeIdentifier: mapping.storeIdentifier(of: permanent))

@@ -8,39 +8,76 @@ struct StoredRow {
     var version: Int64
 }
 
-/// One result of a fetch from the parent: the object's ID and, when the request asked for property
-/// values, its row. (A struct, not a tuple: arrays of tuples are destroyed through the runtime's
-/// generic tuple witness, a large share of a big fetch.)
+/// One result of a fetch from the parent: the object's identity and, when the request asked for
+/// property values, its row. (A struct, not a tuple: arrays of tuples are destroyed through the
+/// runtime's generic tuple witness, a large share of a big fetch.) Kept to 48 bytes: a fetch of a
+/// million rows holds a million of them at once.
 struct FetchedRow {
     /// Where a fetched row's values are.
     enum Values {
         /// Not asked for (the object will be a fault without data).
         case none
         /// Values of the row's own (from a parent context or an atomic store).
-        case own(StoredRow)
-        /// A row of a batch read together (SQLite store), with its optimistic-locking version.
-        case batched(SlotRowBatch, row: Int, version: Int64)
+        case own(SlotValues)
+        /// Row `batchRow` of a batch read together (SQLite store).
+        case batched(SlotRowBatch)
     }
 
-    let objectID: NSManagedObjectID
+    /// The object's ID, when the store made one; nil for a row read with its values into a batch,
+    /// whose object makes its ID on first use (see `NSManagedObject.storedObjectID`).
+    let madeID: NSManagedObjectID?
+    /// The row's entity. Unowned: rows live only while a fetch runs, while the model keeps it.
+    unowned(unsafe) let entity: NSEntityDescription
+    /// Without `madeID`: the row's primary key and its store's number (`PersistentStoreRegistry`).
+    let primaryKey: Int64
+    let storeNumber: Int32
+    /// The row's index in its batch (`.batched`).
+    let batchRow: Int32
+    /// The optimistic-locking version (`Z_OPT`) of a row read with its values.
+    let version: Int64
     let values: Values
 
     init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
-        self.objectID = objectID
-        values = row.map(Values.own) ?? .none
+        madeID = objectID
+        entity = objectID.entity
+        primaryKey = objectID.key.primaryKey
+        storeNumber = Int32(truncatingIfNeeded: objectID.key.store)
+        batchRow = 0
+        version = row?.version ?? 0
+        values = row.map { Values.own($0.values) } ?? .none
     }
 
-    init(_ objectID: NSManagedObjectID, row index: Int, of batch: SlotRowBatch, version: Int64) {
-        self.objectID = objectID
-        values = .batched(batch, row: index, version: version)
+    /// A row of a batch, its ID not made yet: `ids` makes it when it is needed.
+    init(_ entity: NSEntityDescription, primaryKey: Int64, of ids: ObjectIDFactory, row index: Int, of batch: SlotRowBatch, version: Int64) {
+        madeID = nil
+        self.entity = entity
+        self.primaryKey = primaryKey
+        storeNumber = Int32(truncatingIfNeeded: ids.storeNumber)
+        batchRow = Int32(truncatingIfNeeded: index)
+        self.version = version
+        values = .batched(batch)
+    }
+
+    /// The object's identity as a key.
+    var key: ObjectKey {
+        if let madeID { return madeID.key }
+        return ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: Int(storeNumber))
+    }
+
+    /// The object's ID (made now when the store did not make it).
+    var objectID: NSManagedObjectID {
+        if let madeID { return madeID }
+        let number = Int(storeNumber)
+        return NSManagedObjectID(entity: entity, storeIdentifier: PersistentStoreRegistry.identifier(forNumber: number),
+                                 storeNumber: number, primaryKey: primaryKey)
     }
 
     /// The row as values of its own, copied out of its batch if need be; nil when not fetched.
     var row: StoredRow? {
         switch values {
         case .none: nil
-        case .own(let row): row
-        case .batched(let batch, let index, let version): StoredRow(values: batch.values(ofRow: index), version: version)
+        case .own(let values): StoredRow(values: values, version: version)
+        case .batched(let batch): StoredRow(values: batch.values(ofRow: Int(batchRow)), version: version)
         }
     }
 }

@@ -21,7 +21,7 @@ extension NSManagedObjectContext {
         guard !missing.isEmpty else { return }
         let rows = try asRequester { try parent.loadRows(missing.map(\.objectID)) }
         for object in missing where object.committedValues == nil {
-            guard let row = rows[object.objectID.key] else { continue }
+            guard let row = rows[object.objectKey] else { continue }
             object.takeStoredRow(row)
         }
     }
@@ -35,7 +35,7 @@ extension NSManagedObjectContext {
             let needing = sources.filter { !$0.isInserted && !($0.values.indices.contains(relationship.slot) && $0.values[relationship.slot] is RelationshipSet) }
             let members = try asRequester { try parent.loadToManyIDs(needing.map(\.objectID), relationship: relationship) }
             for source in needing {
-                let ids = members[source.objectID.key] ?? []
+                let ids = members[source.objectKey] ?? []
                 let set = RelationshipSet(members: OrderedSet(ids.map { object(with: $0) }), committedIDs: ids)
                 if source.values.count == source.entity.slotKeys.count { source.values[relationship.slot] = set }
                 destinations += set.members

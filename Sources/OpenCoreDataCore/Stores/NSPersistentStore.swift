@@ -257,15 +257,25 @@ enum PersistentStoreRegistry {
     /// By identifier, the open stores with that identifier in the order they were added: several
     /// coordinators may have the same file open.
     private static let stores = LockedValue<[String: [WeakStore]]>([:])
-    private static let numbers = LockedValue<[String: Int]>([:])
+    /// Store numbers by identifier, and identifiers by number (`identifiers[number - 1]`).
+    private static let numbers = LockedValue<(byIdentifier: [String: Int], identifiers: [String])>(([:], []))
 
     /// A process-wide number for a store identifier (the same identifier always gets the same number).
     static func number(for identifier: String) -> Int {
         numbers.withLock { numbers in
-            if let number = numbers[identifier] { return number }
-            let number = numbers.count + 1
-            numbers[identifier] = number
+            if let number = numbers.byIdentifier[identifier] { return number }
+            numbers.identifiers.append(identifier)
+            let number = numbers.identifiers.count
+            numbers.byIdentifier[identifier] = number
             return number
+        }
+    }
+
+    /// The identifier `number(for:)` numbered `number`.
+    static func identifier(forNumber number: Int) -> String {
+        numbers.withLock { numbers in
+            coreDataPrecondition(number >= 1 && number <= numbers.identifiers.count, "No store was numbered \(number).")
+            return numbers.identifiers[number - 1]
         }
     }
 

@@ -76,6 +76,35 @@ final class WorldCupTeam: NSManagedObject {
         #expect(dog.walks?.count == 1)
     }
 
+    /// `Dog(context:)` takes the entity from the context's current model, class after class,
+    /// also when the context moves to a coordinator of another model.
+    @Test func insertingBySubclassFollowsTheContextsModel() throws {
+        let context = try dogWalkContext()
+        let firstModel = try #require(context.persistentStoreCoordinator?.managedObjectModel)
+        let dogs = (0..<3).map { _ in Dog(context: context) }
+        let walk = Walk(context: context)
+        #expect(dogs.allSatisfy { $0.entity === firstModel.entitiesByName["Dog"] })
+        #expect(walk.entity === firstModel.entitiesByName["Walk"])
+        #expect(Dog(context: context).entity === firstModel.entitiesByName["Dog"], "after another class")
+
+        let hound = NSEntityDescription()
+        hound.name = "Hound"
+        hound.managedObjectClassName = "Dog"
+        let name = NSAttributeDescription()
+        name.name = "name"
+        name.attributeType = .stringAttributeType
+        hound.properties = [name]
+        let secondModel = NSManagedObjectModel()
+        secondModel.entities = [hound]
+        context.reset()
+        context.persistentStoreCoordinator = try TestSupport.coordinator(secondModel, type: NSInMemoryStoreType).0
+        let moved = Dog(context: context)
+        #expect(moved.entity === secondModel.entitiesByName["Hound"])
+        moved.name = "Rex"
+        try context.save()
+        #expect(try context.count(for: NSFetchRequest<NSFetchRequestResult>(entityName: "Hound")) == 1)
+    }
+
     @Test func scalarsAndLifecycle() throws {
         let model = try TestSupport.model("worldcup", "WorldCup")
         model.entitiesByName["Team"]!.managedObjectClassName = "WorldCupTeam"

@@ -168,6 +168,60 @@ import Testing
         #expect(fetched.count == 2)
     }
 
+    /// Objects fetched with their values from the SQLite store make their ID on first use: the
+    /// same ID (and instance, whichever thread asks first) as one made at fetch time would be,
+    /// after the store has left the coordinator too.
+    @Test func objectsFetchedWithTheirValuesMakeTheirIDOnFirstUse() throws {
+        let (model, entity) = Self.numbersModel()
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Self.context(model, type: NSSQLiteStoreType, at: directory.appendingPathComponent("lazy.sqlite"))
+        for index in 0..<200 { NSManagedObject(entity: entity, insertInto: writer).setValue(Int64(index), forKey: "n0") }
+        try writer.save()
+        let coordinator = try #require(writer.persistentStoreCoordinator)
+        let store = try #require(coordinator.persistentStores.first)
+        let storeIdentifier = try #require(store.identifier)
+        let idRequest = NSFetchRequest<NSManagedObjectID>(entityName: "Numbers")
+        idRequest.resultType = .managedObjectIDResultType
+        idRequest.sortDescriptors = [NSSortDescriptor(key: "n0", ascending: true)]
+        let ids = try writer.fetch(idRequest)
+
+        let reader = TestSupport.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Numbers")
+        request.sortDescriptors = [NSSortDescriptor(key: "n0", ascending: true)]
+        let objects = try reader.fetch(request)
+        #expect(objects.allSatisfy { $0.storedObjectID == nil }, "no ID object made by the fetch")
+        #expect(MemoryLayout<FetchedRow>.stride <= 48, "a fetch holds one per row at once")
+        #expect(objects.allSatisfy { reader.registeredObject(for: ids[Int($0.value(forKey: "n0") as! Int64)]) === $0 },
+                "registered under their row's key")
+        #expect(objects.allSatisfy { $0.storedObjectID == nil }, "looking them up by ID made none")
+
+        // The first reads of an ID race from several threads: all get one instance.
+        let firstHalf = Array(objects.prefix(100))
+        let shared = UncheckedSendable(firstHalf)
+        let seen = LockedValue<[Int: Set<ObjectIdentifier>]>([:])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for (index, object) in shared.value.enumerated() {
+                let id = ObjectIdentifier(object.objectID)
+                seen.withLock { _ = $0[index, default: []].insert(id) }
+            }
+        }
+        #expect(seen.withLock { $0.values.allSatisfy { $0.count == 1 } })
+        for (index, object) in firstHalf.enumerated() {
+            #expect(object.objectID == ids[index] && !object.objectID.isTemporaryID)
+            #expect(object.objectID.uriRepresentation() == ids[index].uriRepresentation())
+            #expect(object.objectID.persistentStore === store)
+            #expect(reader.object(with: object.objectID) === object)
+        }
+
+        // An ID first asked for after the store is gone still names it.
+        try coordinator.remove(store)
+        let late = objects[150]
+        #expect(late.storedObjectID == nil)
+        #expect(late.objectID == ids[150])
+        #expect(late.objectID.uriRepresentation().host == storeIdentifier)
+    }
+
     @Test func aSaveSpanningTwoStoresSendsEachRecordToItsStore() throws {
         let model = TestSupport.makeCompanyModel()
         let entities = model.entitiesByName

@@ -631,9 +631,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     batch = batches[number]
                 }
                 guard let rowPlan = lastPlan else { continue }
-                let id = ids.objectID(for: rowPlan.entity, primaryKey: pk)
                 guard withValues else {
-                    result.append(FetchedRow(id, nil))
+                    result.append(FetchedRow(ids.objectID(for: rowPlan.entity, primaryKey: pk), nil))
                     continue
                 }
                 if batch?.isFull ?? true {
@@ -642,7 +641,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     batch = SlotRowBatch.make(layout: rowPlan.layout, capacity: capacity)
                 }
                 let index = batch.unsafelyUnwrapped.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
-                result.append(FetchedRow(id, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
+                result.append(FetchedRow(rowPlan.entity, primaryKey: pk, of: ids, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
             }
             return result
         }
