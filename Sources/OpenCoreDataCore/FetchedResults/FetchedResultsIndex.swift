@@ -657,17 +657,26 @@ private struct KeyMarks {
     }
 }
 
-/// Maps row keys to chunks: a flat array for dense primary keys, a dictionary for the rest.
+/// Maps row keys to chunks: a flat array of 2-byte chunk ids for dense primary keys, a dictionary
+/// for the rest.
+///
+/// Two bytes a key, not four: a controller over a million rows keeps this for its life. Chunk ids
+/// are small (a chunk holds thousands of rows and freed ids are reused), so an id that doesn't
+/// fit, `absent` or above, is kept in `others` with its key's flat entry `absent`.
+///
+/// Invariant: a key has an id in at most one of `direct` and `others`.
 struct RowLocator {
-    private var direct = ContiguousArray<Int32>()
+    private var direct = ContiguousArray<UInt16>()
     private var others: [Int64: Int32] = [:]
+    /// A flat entry with no id (or one kept in `others`).
+    private static let absent = UInt16.max
 
     init() {}
 
     /// A locator sized for keys up to `maximumKey` when they are dense enough.
     init(maximumKey: Int64, count: Int) {
         if maximumKey >= 0 && maximumKey <= 4 * Int64(count) + 4096 {
-            direct = ContiguousArray(repeating: -1, count: Int(maximumKey) + 1)
+            direct = ContiguousArray(repeating: Self.absent, count: Int(maximumKey) + 1)
         }
     }
 
@@ -675,24 +684,36 @@ struct RowLocator {
         get {
             if key >= 0 && key < direct.count {
                 let id = direct[Int(key)]
-                return id < 0 ? nil : id
+                if id != Self.absent { return Int32(id) }
+                return others.isEmpty ? nil : others[key]
             }
             return others[key]
         }
         set {
             if key >= 0 && key < direct.count {
-                direct[Int(key)] = newValue ?? -1
+                setFlat(key, newValue)
             } else if key >= 0 && newValue != nil && key < max(2 * Int64(direct.count), 4096) {
-                direct.append(contentsOf: repeatElement(-1, count: Int(key) + 1 - direct.count))
-                direct[Int(key)] = newValue!
+                direct.append(contentsOf: repeatElement(Self.absent, count: Int(key) + 1 - direct.count))
                 // Keys kept aside that the flat array now covers move into it.
-                for (other, id) in others where other >= 0 && other < direct.count {
-                    direct[Int(other)] = id
+                for (other, id) in others where other >= 0 && other < direct.count && id < Int32(Self.absent) {
+                    direct[Int(other)] = UInt16(id)
                     others[other] = nil
                 }
+                setFlat(key, newValue)
             } else {
                 others[key] = newValue
             }
+        }
+    }
+
+    /// Sets the id of a key inside the flat array: there when it fits, else in `others`.
+    private mutating func setFlat(_ key: Int64, _ id: Int32?) {
+        if let id, id >= 0, id < Int32(Self.absent) {
+            direct[Int(key)] = UInt16(id)
+            if !others.isEmpty { others[key] = nil }
+        } else {
+            direct[Int(key)] = Self.absent
+            if id != nil || !others.isEmpty { others[key] = id }
         }
     }
 }

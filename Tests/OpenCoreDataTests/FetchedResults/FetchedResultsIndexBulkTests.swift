@@ -134,6 +134,23 @@ import Testing
         }
     }
 
+    /// The row locator answers as a dictionary would: ids too large for its 2-byte entries, keys
+    /// beyond its flat array (which grows over them, or not), negative keys, removals.
+    @Test(arguments: [1, 2, 3] as [UInt64]) func theRowLocatorAnswersAsADictionary(seed: UInt64) {
+        var generator = DifferentialTests.Generator(state: seed)
+        var locator = RowLocator(maximumKey: 2_000, count: 1_000)
+        var expected: [Int64: Int32] = [:]
+        for _ in 0..<20_000 {
+            let key = Int64(generator.next() % 12_000) - 1_000
+            let bigID = generator.next() % 4 == 0
+            let id: Int32? = generator.next() % 5 == 0 ? nil : Int32(generator.next() % (bigID ? 200_000 : 600))
+            locator[key] = id
+            expected[key] = id
+        }
+        for key in Int64(-1_000)..<11_000 { #expect(locator[key] == expected[key], "key \(key)") }
+        #expect(locator[Int64(UInt16.max)] == expected[Int64(UInt16.max)])
+    }
+
     @Test func aSectionOutOfOrderThrowsAndLeavesTheIndexAsItWas() throws {
         let rows = (1...3000).map { Row(key: Int64($0), group: Int64($0 / 1000), score: Double($0 % 7), name: "n") }.sorted(by: Self.sortsBefore)
         let index = FetchedResultsIndex(rows: Self.sortedRows(rows), descriptors: Self.descriptors)
