@@ -647,11 +647,18 @@ private struct KeyMarks {
     /// `count` were found.
     func scan(_ keys: ContiguousArray<Int64>, stoppingAfter count: Int, _ found: (Int, Int64) -> Void) {
         var left = count
+        // Every key of a chunk is tested: one unsigned comparison (negative keys wrap above the
+        // limit) and one bit read through a pointer, no bounds checks.
+        let limit = UInt64(self.limit)
         keys.withUnsafeBufferPointer { keys in
-            for offset in 0..<keys.count where contains(keys[offset]) {
-                found(offset, keys[offset])
-                left -= 1
-                if left == 0 { return }
+            bits.withUnsafeBufferPointer { bits in
+                for offset in 0..<keys.count {
+                    let key = UInt64(bitPattern: keys[offset])
+                    guard key < limit, bits[Int(key >> 6)] & (1 << (key & 63)) != 0 else { continue }
+                    found(offset, keys[offset])
+                    left -= 1
+                    if left == 0 { return }
+                }
             }
         }
     }

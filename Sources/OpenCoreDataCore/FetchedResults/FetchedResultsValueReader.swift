@@ -70,9 +70,18 @@ struct FetchedResultsValueReader {
                     rows.columns[column].append(sortValue)
                     continue
                 }
+                // A string is read in place, without copying the slot's `Any?`.
+                if kinds[column] == .string, let string = values.string(at: slot) {
+                    if column == 0 { first = .string(string) }
+                    rows.columns[column].append(.string(string))
+                    continue
+                }
                 value = values[slot]
             } else if direct, let path = toOnePaths[column] {
-                value = path.value(of: object)
+                let sortValue = path.sortValue(of: object, kind: kinds[column])
+                if column == 0 { first = sortValue }
+                rows.columns[column].append(sortValue)
+                continue
             } else {
                 value = singleKeys[column].map { object.value(forKey: $0) } ?? descriptor.value(of: object)
             }
@@ -99,14 +108,15 @@ struct FetchedResultsValueReader {
         let key: String
         let slot: Int
 
-        /// The attribute's value at the end of the path (nil when the relationship is nil), as
-        /// walking the key path gives it.
-        func value(of object: NSManagedObject) -> Any? {
-            guard let target = object.toOneDestination(relationship) else { return nil }
+        /// The sort value of the attribute at the end of the path (NULL when the relationship is
+        /// nil), as walking the key path gives it.
+        func sortValue(of object: NSManagedObject, kind: SortValue.Kind) -> SortValue {
+            guard let target = object.toOneDestination(relationship) else { return .null }
             // A destination of a subentity may keep the attribute in another slot: ask by name.
-            guard target.entity === destination else { return KeyPathWalker.normalize(target.value(forKey: key)) }
+            guard target.entity === destination else { return SortValue(KeyPathWalker.normalize(target.value(forKey: key)), kind: kind) }
             target.fireFaultIfNeeded()
-            return target.values[slot]
+            if kind == .string, let string = target.attributeString(at: slot) { return .string(string) }
+            return SortValue(target.attributeValue(at: slot), kind: kind)
         }
     }
 

@@ -260,6 +260,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return values[slot]
     }
 
+    /// The `String` an attribute's slot holds, read as `attributeValue(at:)` reads, without copying
+    /// an `Any?`; nil when it holds nil or anything else.
+    @inline(__always)
+    final func attributeString(at slot: Int) -> String? {
+        if let batch = rowBatch { return batch.string(row: Int(rowBatchIndex), slot: slot) }
+        return values.string(at: slot)
+    }
+
     /// The raw word of an attribute's slot when the slot is of `kind` and holds a value (read as
     /// `attributeValue(at:)` reads, without making an `Any`); nil otherwise.
     @inline(__always)

@@ -133,6 +133,19 @@ extension SlotLayout {
         return row.load(fromByteOffset: slot * 8, as: UInt64.self)
     }
 
+    /// The string a cell slot of a row holds, read in place without copying its `Any?`; nil for a
+    /// word slot, nil, or a value that is not exactly a `String`.
+    @inline(__always)
+    func string(at slot: Int, inRow row: UnsafeRawPointer) -> String? {
+        assert(slot >= 0 && slot < count, "Slot index out of range")
+        guard kindTable[slot] == .cell else { return nil }
+        let cell = row + cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot]
+        // An `Any?` is a three-word value buffer and its type's metadata (0 for nil); a `String`
+        // lies in the buffer (see `ExistentialFastPath`).
+        guard cell.load(fromByteOffset: 24, as: UnsafeRawPointer?.self) == unsafeBitCast(String.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }
+        return cell.load(as: String.self)
+    }
+
     /// Deinitializes one row's memory (releases its cells).
     func deinitializeRow(at row: UnsafeMutableRawPointer) {
         if cellCount > 0 { (row + cellsOffset * 8).assumingMemoryBound(to: Any?.self).deinitialize(count: cellCount) }

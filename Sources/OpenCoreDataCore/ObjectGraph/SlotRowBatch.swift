@@ -63,6 +63,17 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         }
     }
 
+    /// The string a cell slot of a row holds, read in place (see `SlotLayout.string(at:inRow:)`).
+    @inline(__always)
+    func string(row index: Int, slot: Int) -> String? {
+        withUnsafeMutablePointers { header, words in
+            assert(index >= 0 && index < header.pointee.count, "Row out of range")
+            return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                layout.string(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount))
+            }
+        }
+    }
+
     /// The raw word of a word slot of a row, when the slot is of `kind` and holds a value (batch
     /// rows keep no overflow values); nil otherwise. Typed property reads use it to skip `Any`.
     @inline(__always)

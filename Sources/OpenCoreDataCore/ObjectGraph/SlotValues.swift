@@ -38,6 +38,11 @@ struct SlotValues: RandomAccessCollection, MutableCollection {
     @inline(__always)
     func word(at slot: Int) -> UInt64? { storage.word(at: slot) }
 
+    /// The `String` a cell slot holds, read in place without copying the slot's `Any?`; nil for
+    /// nil, a word slot or any other value.
+    @inline(__always)
+    func string(at slot: Int) -> String? { storage.string(at: slot) }
+
     /// How a slot stores its value (which says how to read its word).
     @inline(__always)
     func kind(at slot: Int) -> SlotLayout.Kind { storage.kind(at: slot) }
@@ -167,6 +172,16 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
             // The storage keeps its layout alive: read it without a retain.
             Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
                 layout.value(at: slot, inRow: UnsafeRawPointer(words)) { header.pointee.overflow?[$0] ?? nil }
+            }
+        }
+    }
+
+    /// The string a cell slot holds, read in place (see `SlotLayout.string(at:inRow:)`).
+    @inline(__always)
+    func string(at slot: Int) -> String? {
+        withUnsafeMutablePointers { header, words in
+            Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                layout.string(at: slot, inRow: UnsafeRawPointer(words))
             }
         }
     }

@@ -32,6 +32,27 @@ import Testing
         #expect(values.word(at: 0) == nil)
     }
 
+    /// Strings read in place give what the slot's `Any?` holds when that is a `String`, and nil
+    /// for anything else (which callers then read the general way).
+    @Test func stringsAreReadInPlaceAndOnlyStrings() {
+        var values = SlotValues(layout: layout)
+        #expect(values.string(at: 7) == nil, "nil")
+        values[7] = "a name longer than fifteen bytes, accentué"
+        values[8] = "short"
+        #expect(values.string(at: 7) == "a name longer than fifteen bytes, accentué")
+        #expect(values.string(at: 8) == "short")
+        values[0] = Int64(5)
+        #expect(values.string(at: 0) == nil, "a word slot")
+        for other: Any in [NSString(string: "bridged"), Substring("sub"), Int64(3), ["array"], Optional<String>.some("wrapped") as Any] {
+            values[8] = other
+            #expect(values.string(at: 8) == nil, "\(type(of: other)) is not read as a String")
+        }
+        let batch = SlotRowBatch.make(layout: layout, capacity: 2)
+        let row = batch.appendRow { $0.setCell("in a batch", at: 7) }
+        #expect(batch.string(row: row, slot: 7) == "in a batch")
+        #expect(batch.string(row: row, slot: 8) == nil)
+    }
+
     @Test func aValueOfAnotherTypeIsKeptAsGiven() {
         var values = SlotValues(layout: layout)
         values[0] = "not a number"
