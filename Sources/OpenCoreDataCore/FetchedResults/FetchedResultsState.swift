@@ -25,8 +25,8 @@ final class FetchedResultsState {
     /// Rows of unsaved objects: their keys (negative, their temporary IDs' numbers) and objects.
     private var temporaryObjects: [Int64: NSManagedObject] = [:]
     private var temporaryKeys: [ObjectIdentifier: Int64] = [:]
-    /// The origin of the last key made (entity, store identifier, index).
-    private var lastOrigin: (entity: NSEntityDescription, storeIdentifier: String, index: Int)?
+    /// The origin of the last key made (entity, store number, index).
+    private var lastOrigin: (entity: NSEntityDescription, store: Int, index: Int)?
     /// Made on demand. A change only marks it stale: dropping a million references would cost
     /// O(N) in the change; it is replaced at the next `fetchedObjects`, which is O(N) anyway.
     private var objectsCache: [NSManagedObject]?
@@ -168,30 +168,32 @@ final class FetchedResultsState {
 
     // MARK: Keys and objects
 
-    /// An object's row key (registering an unsaved object under its temporary number).
+    /// An object's row key (registering an unsaved object under its temporary number). Read from
+    /// the object's key, so an object fetched with its values makes no ID here.
     private func key(of object: NSManagedObject) -> Int64 {
-        let id = object.objectID
-        if id.isTemporaryID {
-            temporaryObjects[id.key.primaryKey] = object
-            temporaryKeys[ObjectIdentifier(object)] = id.key.primaryKey
-            return id.key.primaryKey
+        let key = object.objectKey
+        if key.isTemporary {
+            temporaryObjects[key.primaryKey] = object
+            temporaryKeys[ObjectIdentifier(object)] = key.primaryKey
+            return key.primaryKey
         }
+        let entity = object.entity
         // Most keys come from the origin of the previous one: skip the store lookup then.
-        if let last = lastOrigin, last.entity === id.entity, last.storeIdentifier == id.storeIdentifier {
-            return SortedRows.key(primaryKey: id.key.primaryKey, origin: last.index)
+        if let last = lastOrigin, last.entity === entity, last.store == key.store {
+            return SortedRows.key(primaryKey: key.primaryKey, origin: last.index)
         }
         // The store is this context's: another coordinator may have the same store open, and
         // `persistentStore` answers with the one added last.
         let origin: Int
-        if let known = origins.firstIndex(where: { $0.entity === id.entity && $0.store.identifier == id.storeIdentifier }) {
+        if let known = origins.firstIndex(where: { $0.entity === entity && $0.store.storeNumber == key.store }) {
             origin = known
         } else {
-            let ownStore = context.persistentStoreCoordinator?.persistentStores.first { $0.identifier == id.storeIdentifier }
-            guard let store = ownStore ?? id.persistentStore else { return id.key.primaryKey }
-            origin = originIndex(entity: id.entity, store: store)
+            let ownStore = context.persistentStoreCoordinator?.persistentStores.first { $0.storeNumber == key.store }
+            guard let store = ownStore ?? object.objectID.persistentStore else { return key.primaryKey }
+            origin = originIndex(entity: entity, store: store)
         }
-        lastOrigin = (id.entity, id.storeIdentifier ?? "", origin)
-        return SortedRows.key(primaryKey: id.key.primaryKey, origin: origin)
+        lastOrigin = (entity, key.store, origin)
+        return SortedRows.key(primaryKey: key.primaryKey, origin: origin)
     }
 
     /// The key under which the results hold an object, nil when they don't.

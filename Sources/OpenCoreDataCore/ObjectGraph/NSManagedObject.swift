@@ -32,7 +32,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// The identity as a key, without making an ID (what registries and change lists key by).
     var objectKey: ObjectKey {
         if let id = storedObjectID { return id.key }
-        if fetchedPrimaryKey > 0 { return ObjectKey(primaryKey: fetchedPrimaryKey, root: entity.rootIdentifier, store: Int(fetchedStoreNumber)) }
+        if fetchedPrimaryKey > 0 { return ObjectKey(primaryKey: fetchedPrimaryKey, of: entity, store: Int(fetchedStoreNumber)) }
         return objectID.key
     }
 
@@ -47,14 +47,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     private func makeObjectID() -> NSManagedObjectID {
         Self.idMaking.withLock { _ in
             if let id = storedObjectID { return id }
-            let id: NSManagedObjectID
-            if fetchedPrimaryKey > 0 {
-                let number = Int(fetchedStoreNumber)
-                id = NSManagedObjectID(entity: entity, storeIdentifier: PersistentStoreRegistry.identifier(forNumber: number),
-                                       storeNumber: number, primaryKey: fetchedPrimaryKey)
-            } else {
-                id = NSManagedObjectID(temporaryFor: entity)
-            }
+            let id = fetchedPrimaryKey > 0
+                ? ObjectIDFactory(storeNumber: Int(fetchedStoreNumber)).objectID(for: entity, primaryKey: fetchedPrimaryKey)
+                : NSManagedObjectID(temporaryFor: entity)
             storedObjectID = id
             return id
         }
@@ -135,14 +130,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Creates a registered object for a fetched row: with its ID when the store made one, else
     /// with the row's key, the ID made on first use.
     static func makeFetched(_ row: FetchedRow, context: NSManagedObjectContext) -> NSManagedObject {
-        let type = row.entity.instantiableClass
-        let object = type.init(entity: row.entity, insertInto: nil)
-        if let id = row.madeID {
-            object.objectID = id
-        } else {
-            object.fetchedPrimaryKey = row.primaryKey
-            object.fetchedStoreNumber = row.storeNumber
-        }
+        if let id = row.madeID { return makeFetched(entity: row.entity, objectID: id, context: context) }
+        let object = row.entity.instantiableClass.init(entity: row.entity, insertInto: nil)
+        object.fetchedPrimaryKey = row.primaryKey
+        object.fetchedStoreNumber = row.storeNumber
         object.managedObjectContext = context
         return object
     }

@@ -313,11 +313,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
     /// batch), or updates a registered one that has no changes.
     func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
+        let key = fetched.key
         guard case .batched(let batch) = fetched.values else {
-            if let existing = registry[fetched.key] { return updateFetched(existing, row: fetched.row, asFault: asFault, refresh: refresh) }
-            return registerNewFetched(NSManagedObject.makeFetched(fetched, context: self), key: fetched.key, row: fetched.row, asFault: asFault)
+            if let existing = registry[key] { return updateFetched(existing, row: fetched.row, asFault: asFault, refresh: refresh) }
+            return registerNewFetched(NSManagedObject.makeFetched(fetched, context: self), key: key, row: fetched.row, asFault: asFault)
         }
-        let (object, registered) = registry.object(forPermanentKey: fetched.key) { NSManagedObject.makeFetched(fetched, context: self) }
+        let (object, registered) = registry.object(forPermanentKey: key) { NSManagedObject.makeFetched(fetched, context: self) }
         guard registered else { return updateFetched(object, row: fetched.row, asFault: asFault, refresh: refresh) }
         object.useRow(Int(fetched.batchRow), of: batch, version: fetched.version)
         object.faultFlag = true

@@ -24,7 +24,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     init(entity: NSEntityDescription, storeIdentifier: String, storeNumber: Int, primaryKey: Int64) {
         self.entity = entity
         self.storeIdentifier = storeIdentifier
-        self.key = ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
+        self.key = ObjectKey(primaryKey: primaryKey, of: entity, store: storeNumber)
     }
 
     convenience init(temporaryFor entity: NSEntityDescription) {
@@ -35,7 +35,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable, NSFetchRequestResul
     init(temporaryFor entity: NSEntityDescription, number: Int64) {
         self.entity = entity
         self.storeIdentifier = nil
-        self.key = ObjectKey(primaryKey: -number, root: entity.rootIdentifier, store: 0)
+        self.key = ObjectKey(primaryKey: -number, of: entity, store: 0)
     }
 
     /// Reserves `count` temporary numbers no other ID of the process gets (contexts take them in
@@ -95,6 +95,18 @@ struct ObjectKey: Hashable {
     let primaryKey: Int64
     let root: ObjectIdentifier
     let store: Int
+
+    init(primaryKey: Int64, root: ObjectIdentifier, store: Int) {
+        self.primaryKey = primaryKey
+        self.root = root
+        self.store = store
+    }
+
+    /// The key of a row of `entity` (keyed by its root entity: a row keeps its key whatever
+    /// subentity it is an instance of).
+    init(primaryKey: Int64, of entity: NSEntityDescription, store: Int) {
+        self.init(primaryKey: primaryKey, root: entity.rootIdentifier, store: store)
+    }
 
     /// Whether this is a temporary ID's key: those have no store (store numbers start at 1) and
     /// the negated temporary number as primary key.

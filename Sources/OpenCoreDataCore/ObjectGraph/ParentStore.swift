@@ -28,7 +28,8 @@ struct FetchedRow {
     let madeID: NSManagedObjectID?
     /// The row's entity. Unowned: rows live only while a fetch runs, while the model keeps it.
     unowned(unsafe) let entity: NSEntityDescription
-    /// Without `madeID`: the row's primary key and its store's number (`PersistentStoreRegistry`).
+    /// The row's primary key (negative for an unsaved object's temporary number) and its store's
+    /// number (`PersistentStoreRegistry`; 0 for a temporary ID), as in `key`.
     let primaryKey: Int64
     let storeNumber: Int32
     /// The row's index in its batch (`.batched`).
@@ -59,17 +60,11 @@ struct FetchedRow {
     }
 
     /// The object's identity as a key.
-    var key: ObjectKey {
-        if let madeID { return madeID.key }
-        return ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: Int(storeNumber))
-    }
+    var key: ObjectKey { ObjectKey(primaryKey: primaryKey, of: entity, store: Int(storeNumber)) }
 
     /// The object's ID (made now when the store did not make it).
     var objectID: NSManagedObjectID {
-        if let madeID { return madeID }
-        let number = Int(storeNumber)
-        return NSManagedObjectID(entity: entity, storeIdentifier: PersistentStoreRegistry.identifier(forNumber: number),
-                                 storeNumber: number, primaryKey: primaryKey)
+        madeID ?? ObjectIDFactory(storeNumber: Int(storeNumber)).objectID(for: entity, primaryKey: primaryKey)
     }
 
     /// The row as values of its own, copied out of its batch if need be; nil when not fetched.

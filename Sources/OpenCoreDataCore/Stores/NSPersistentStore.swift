@@ -234,6 +234,17 @@ struct ObjectIDFactory {
     let storeIdentifier: String
     let storeNumber: Int
 
+    init(storeIdentifier: String, storeNumber: Int) {
+        self.storeIdentifier = storeIdentifier
+        self.storeNumber = storeNumber
+    }
+
+    /// The factory of the store `PersistentStoreRegistry` numbered `storeNumber` (still right
+    /// after that store has left its coordinator).
+    init(storeNumber: Int) {
+        self.init(storeIdentifier: PersistentStoreRegistry.identifier(forNumber: storeNumber), storeNumber: storeNumber)
+    }
+
     @inline(__always)
     func objectID(for entity: NSEntityDescription, primaryKey: Int64) -> NSManagedObjectID {
         NSManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, storeNumber: storeNumber, primaryKey: primaryKey)
@@ -242,7 +253,7 @@ struct ObjectIDFactory {
     /// The key of the ID `objectID(for:primaryKey:)` makes, without making it.
     @inline(__always)
     func key(for entity: NSEntityDescription, primaryKey: Int64) -> ObjectKey {
-        ObjectKey(primaryKey: primaryKey, root: entity.rootIdentifier, store: storeNumber)
+        ObjectKey(primaryKey: primaryKey, of: entity, store: storeNumber)
     }
 }
 
