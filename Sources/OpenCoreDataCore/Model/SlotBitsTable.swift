@@ -52,7 +52,8 @@ struct SlotBitsTable {
     @inline(__always)
     func slot(of bits: NSEntityDescription.StringBits) -> Int? {
         guard !slots.isEmpty else { return nil }
-        let index = Int(truncatingIfNeeded: ((bits.first ^ bits.second) &* multiplier) >> shift)
+        // A masking shift: `shift` is below 64 whenever there are slots (no check for larger ones).
+        let index = Int(truncatingIfNeeded: ((bits.first ^ bits.second) &* multiplier) &>> shift)
         return slots.withUnsafeBufferPointer { slots in
             let slot = Int(slots[index])
             guard slot >= 0 else { return nil }

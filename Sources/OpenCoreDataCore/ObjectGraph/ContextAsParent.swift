@@ -13,10 +13,10 @@ final class ContextAsParent: ParentStore {
         context.persistentStoreCoordinator!.managedObjectModel
     }
 
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
         try context.performAndWait {
             let objects = try context.fetch(request.asObjectRequest())
-            return objects.compactMap { ($0 as? NSManagedObject).map { FetchedRow($0.objectID, Self.row(of: $0)) } }
+            return FetchedRows(objects.compactMap { ($0 as? NSManagedObject).map { FetchedRow($0.objectID, Self.row(of: $0)) } })
         }
     }
 

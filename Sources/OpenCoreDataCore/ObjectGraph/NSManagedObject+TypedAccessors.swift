@@ -97,7 +97,7 @@ extension NSManagedObject {
     /// generic path: a key path being recorded, or a key that is not an attribute.
     @inline(__always)
     private func plainAttributeSlot(forKey key: String) -> Int? {
-        guard keyPathRecorder == nil, let slot = entity.fastSlot(forKey: key), case .attribute = entity.slotKinds[slot] else { return nil }
+        guard !isKeyPathProbe, let slot = entity.fastSlot(forKey: key), case .attribute = entity.slotKinds[slot] else { return nil }
         fireFaultIfNeeded()
         return slot
     }
@@ -107,7 +107,7 @@ extension NSManagedObject {
     /// not such an attribute, nil, or a value not stored as a word.
     @inline(__always)
     private func scalarWord(forKey key: String, kind: SlotLayout.Kind) -> UInt64? {
-        guard keyPathRecorder == nil else { return nil }
+        guard !isKeyPathProbe else { return nil }
         let slot = wordSlot(forKey: key, kind: kind)
         guard slot >= 0 else { return nil }
         fireFaultIfNeeded()
@@ -141,7 +141,9 @@ extension NSManagedObject {
         return true
     }
 
-    @inline(__always)
+    // The fallbacks stay out of line: inlined, they give every typed read a large stack frame
+    // (registers saved, a stack guard) that the fast path of a word doesn't need.
+    @inline(never)
     private func typedValue<T>(forKey key: String) -> T {
         if let slot = plainAttributeSlot(forKey: key), let value = ExistentialFastPath.load(optional: attributeValue(at: slot), as: T.self) {
             return value
@@ -149,7 +151,7 @@ extension NSManagedObject {
         return genericManagedValue(forKey: key)
     }
 
-    @inline(__always)
+    @inline(never)
     private func typedOptionalValue<T>(forKey key: String) -> T? {
         if let slot = plainAttributeSlot(forKey: key) {
             let value = attributeValue(at: slot)

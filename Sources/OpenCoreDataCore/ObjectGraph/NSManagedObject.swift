@@ -28,6 +28,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// and (`fetchedStoreNumber`) its store's number (`PersistentStoreRegistry`); 0 otherwise. An
     /// object fetched from a million rows and never asked for its ID costs no ID object.
     @exclusivity(unchecked) private var fetchedPrimaryKey: Int64 = 0
+    /// The largest store number an object keeps beside its primary key; a row of a store numbered
+    /// higher gets its ID when fetched.
+    static var largestKeptStoreNumber: Int32 { Int32(UInt16.max) }
 
     /// The identity as a key, without making an ID (what registries and change lists key by).
     var objectKey: ObjectKey {
@@ -67,6 +70,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         get { useOwnValues(); return storedCommittedValues }
         _modify { useOwnValues(); yield &storedCommittedValues }
     }
+    // The stored properties below are declared in an order that leaves no padding: an object of a
+    // large fetch is one of many, and at 120 bytes it takes a 128-byte block of the allocator (at
+    // 121 it would take 144). `objectsTakeTheSmallestBlock` guards the size.
+
     /// What `values` and `committedValues` hold once the object has values of its own.
     @exclusivity(unchecked) private var storedValues: SlotValues
     @exclusivity(unchecked) private var storedCommittedValues: SlotValues?
@@ -74,27 +81,74 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// which stands for both `values` and `committedValues` until either is used (see
     /// `SlotRowBatch`); nil once the object has values of its own.
     @exclusivity(unchecked) private(set) var rowBatch: SlotRowBatch?
-    /// Whether the values have not been materialized for the user yet.
-    @exclusivity(unchecked) var faultFlag: Bool = false
-    /// Set by the context: the object is inserted, updated or deleted and not yet saved.
-    @exclusivity(unchecked) var insertedFlag = false
-    @exclusivity(unchecked) var updatedFlag = false
-    @exclusivity(unchecked) var deletedFlag = false
-    /// For an object fetched with a batch size: its position in the fetch (see `faultBatch`).
-    @exclusivity(unchecked) var faultBatchIndex: Int32 = 0
-    /// The object's row in `rowBatch`.
-    @exclusivity(unchecked) private var rowBatchIndex: Int32 = 0
-    /// See `fetchedPrimaryKey` (declared here, where it fills the room the 4-byte fields before it
-    /// leave: an object of a large fetch is one of many).
-    @exclusivity(unchecked) private var fetchedStoreNumber: Int32 = 0
-    /// Where the object sits in its context's change lists (see `ManagedObjectList`).
-    @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
+    /// `faultBatch`, or for a key-path probe (`isKeyPathProbe`) its `keyPathRecorder`: an object is
+    /// never both.
+    @exclusivity(unchecked) private var batchOrRecorder: AnyObject?
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
     @exclusivity(unchecked) var storeVersion: Int64 = 0
+    /// `faultFlag`, `insertedFlag`, `updatedFlag`, `deletedFlag` and `isKeyPathProbe`, a bit each.
+    @exclusivity(unchecked) private var flags: UInt8 = 0
+    /// See `fetchedPrimaryKey` (at most `largestKeptStoreNumber`).
+    @exclusivity(unchecked) private var fetchedStoreNumber: UInt16 = 0
+    /// The object's row in `rowBatch` while it has one; else, for an object fetched with a batch
+    /// size, its position in the fetch (see `faultBatch`). An object with a row batch has values
+    /// and so never reads its fault batch.
+    @exclusivity(unchecked) private var batchIndex: Int32 = 0
+    /// Where the object sits in its context's change lists (see `ManagedObjectList`).
+    @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
+
+    /// The bits of `flags`.
+    private enum Flag: UInt8 {
+        case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16
+    }
+    @inline(__always) private func flag(_ flag: Flag) -> Bool { flags & flag.rawValue != 0 }
+    @inline(__always) private func setFlag(_ flag: Flag, _ on: Bool) {
+        flags = on ? flags | flag.rawValue : flags & ~flag.rawValue
+    }
+
+    /// Whether the values have not been materialized for the user yet.
+    var faultFlag: Bool {
+        get { flag(.fault) }
+        set { setFlag(.fault, newValue) }
+    }
+    /// Set by the context: the object is inserted, updated or deleted and not yet saved.
+    var insertedFlag: Bool {
+        get { flag(.inserted) }
+        set { setFlag(.inserted, newValue) }
+    }
+    var updatedFlag: Bool {
+        get { flag(.updated) }
+        set { setFlag(.updated, newValue) }
+    }
+    var deletedFlag: Bool {
+        get { flag(.deleted) }
+        set { setFlag(.deleted, newValue) }
+    }
+    /// Whether the object is one of the probes `KeyPathNames` uses to learn which keys a Swift key
+    /// path reads.
+    var isKeyPathProbe: Bool { flag(.keyPathProbe) }
+
+    /// For an object fetched with a batch size: its position in the fetch (see `faultBatch`).
+    var faultBatchIndex: Int32 {
+        get { batchIndex }
+        set { batchIndex = newValue }
+    }
     /// For an object fetched with a batch size: its batch, so firing loads the whole batch.
-    @exclusivity(unchecked) var faultBatch: FaultBatch?
+    var faultBatch: FaultBatch? {
+        get { isKeyPathProbe ? nil : batchOrRecorder.map { unsafeDowncast($0, to: FaultBatch.self) } }
+        set {
+            coreDataPrecondition(!isKeyPathProbe, "A key-path probe has no fault batch.")
+            batchOrRecorder = newValue
+        }
+    }
     /// Set on the probe objects `KeyPathNames` uses to learn which keys a Swift key path reads.
-    var keyPathRecorder: KeyPathRecorder?
+    var keyPathRecorder: KeyPathRecorder? {
+        get { isKeyPathProbe ? batchOrRecorder.map { unsafeDowncast($0, to: KeyPathRecorder.self) } : nil }
+        set {
+            setFlag(.keyPathProbe, newValue != nil)
+            batchOrRecorder = newValue
+        }
+    }
 
     /// Creates an object of an entity and inserts it into a context (nil: not inserted).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -127,13 +181,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return object
     }
 
-    /// Creates a registered object for a fetched row: with its ID when the store made one, else
-    /// with the row's key, the ID made on first use.
-    static func makeFetched(_ row: FetchedRow, context: NSManagedObjectContext) -> NSManagedObject {
+    /// Creates a registered object for a fetched row: with its ID when the store made one (or the
+    /// row's store is numbered above `storeNumberLimit`), else with the row's key, the ID made on
+    /// first use.
+    static func makeFetched(_ row: FetchedRow, context: NSManagedObjectContext,
+                            storeNumberLimit: Int32 = largestKeptStoreNumber) -> NSManagedObject {
         if let id = row.madeID { return makeFetched(entity: row.entity, objectID: id, context: context) }
+        guard row.storeNumber <= storeNumberLimit else { return makeFetched(entity: row.entity, objectID: row.objectID, context: context) }
         let object = row.entity.instantiableClass.init(entity: row.entity, insertInto: nil)
         object.fetchedPrimaryKey = row.primaryKey
-        object.fetchedStoreNumber = row.storeNumber
+        object.fetchedStoreNumber = UInt16(truncatingIfNeeded: row.storeNumber)
         object.managedObjectContext = context
         return object
     }
@@ -214,17 +271,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// Makes a row of a batch the object's committed and current values, without copying it.
     final func useRow(_ index: Int, of batch: SlotRowBatch, version: Int64) {
-        storedValues = SlotValues()
-        storedCommittedValues = nil
+        // A new object has no values yet (the common case: skip replacing them with none).
+        if storedCommittedValues != nil || !storedValues.isEmpty {
+            storedValues = SlotValues()
+            storedCommittedValues = nil
+        }
         rowBatch = batch
-        rowBatchIndex = Int32(index)
+        batchIndex = Int32(index)
         storeVersion = version
     }
 
     /// Gives the object values of its own if it still reads them from a row batch.
     @inline(__always)
     private func useOwnValues() {
-        if let batch = rowBatch { takeCommittedValues(batch.values(ofRow: Int(rowBatchIndex))) }
+        if let batch = rowBatch { takeCommittedValues(batch.values(ofRow: Int(batchIndex))) }
     }
 
     /// Makes a row read from the store the object's committed and current values, and its
@@ -247,7 +307,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// here (`value(forKey:)`, `@Managed` getters, key paths).
     @inline(__always)
     final func attributeValue(at slot: Int) -> Any? {
-        if let batch = rowBatch { return batch.value(row: Int(rowBatchIndex), slot: slot) }
+        if let batch = rowBatch { return batch.value(row: Int(batchIndex), slot: slot) }
         return values[slot]
     }
 
@@ -255,7 +315,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// an `Any?`; nil when it holds nil or anything else.
     @inline(__always)
     final func attributeString(at slot: Int) -> String? {
-        if let batch = rowBatch { return batch.string(row: Int(rowBatchIndex), slot: slot) }
+        if let batch = rowBatch { return batch.string(row: Int(batchIndex), slot: slot) }
         return values.string(at: slot)
     }
 
@@ -264,7 +324,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @inline(__always)
     final func attributeWord(at slot: Int, kind: SlotLayout.Kind) -> UInt64? {
         if rowBatch != nil {
-            let row = Int(rowBatchIndex)
+            let row = Int(batchIndex)
             // The object keeps its batch alive: no retain on this path.
             return Unmanaged.passUnretained(rowBatch.unsafelyUnwrapped)._withUnsafeGuaranteedRef { batch in
                 batch.word(row: row, slot: slot, kind: kind)

@@ -114,12 +114,21 @@ extension NSManagedObjectContext {
             if storeRequest === request { storeRequest = request.copied() }
             storeRequest.includesPropertyValues = false
         }
-        let rows = try asRequester { try parent.fetchRows(storeRequest, entity: entity) }
+        var rows = try asRequester { try parent.fetchRows(storeRequest, entity: entity) }
         let asFault = (request.returnsObjectsAsFaults || batching) && request.resultType == .managedObjectResultType
+        let refresh = request.shouldRefreshRefetchedObjects
         reserveRegistryCapacity(for: rows)
-        var objects = rows.map { registerFetched($0, asFault: asFault, refresh: request.shouldRefreshRefetchedObjects) }
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        var ids: [NSManagedObjectID] = []
+        if batching { ids.reserveCapacity(rows.count) }
+        // Each chunk of rows is freed once its objects exist (see `FetchedRows`).
+        rows.consume { row in
+            objects.append(registerFetched(row, asFault: asFault, refresh: refresh))
+            if batching { ids.append(row.objectID) }
+        }
         if batching {
-            let batch = FaultBatch(ids: rows.map(\.objectID), size: request.fetchBatchSize)
+            let batch = FaultBatch(ids: ids, size: request.fetchBatchSize)
             for (index, object) in objects.enumerated() where object.committedValues == nil && !object.isInserted {
                 object.faultBatch = batch
                 object.faultBatchIndex = Int32(index)

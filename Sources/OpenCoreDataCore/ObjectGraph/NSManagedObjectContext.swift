@@ -305,7 +305,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Makes room in the registry for the objects of fetched rows (in the store's order).
-    func reserveRegistryCapacity(for rows: [FetchedRow]) {
+    func reserveRegistryCapacity(for rows: FetchedRows) {
         guard let first = rows.first, let last = rows.last else { return }
         registry.reserveCapacity(forPermanentKeysFrom: first.key, to: last.key, count: rows.count)
     }

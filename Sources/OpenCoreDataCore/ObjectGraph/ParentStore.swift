@@ -123,7 +123,7 @@ protocol ParentStore: AnyObject {
     /// The model the parent uses.
     var managedObjectModel: NSManagedObjectModel { get }
     /// Runs a fetch for a child and returns matching object IDs in order, with their rows when available.
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow]
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows
     /// Counts the objects a request matches.
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int
     /// Dictionary results.

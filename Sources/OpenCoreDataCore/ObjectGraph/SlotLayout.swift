@@ -129,8 +129,9 @@ extension SlotLayout {
     @inline(__always)
     func word(at slot: Int, inRow row: UnsafeRawPointer, kind: Kind) -> UInt64? {
         assert(slot >= 0 && slot < count, "Slot index out of range")
-        guard kindTable[slot] == kind, row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
-        return row.load(fromByteOffset: slot * 8, as: UInt64.self)
+        // Wrapping arithmetic: a slot of the layout gives offsets inside the row (no overflow checks).
+        guard kindTable[slot] == kind, row.load(fromByteOffset: statesOffset &* 8 &+ slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
+        return row.load(fromByteOffset: slot &* 8, as: UInt64.self)
     }
 
     /// The string a cell slot of a row holds, read in place without copying its `Any?`; nil for a

@@ -81,7 +81,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         withUnsafeMutablePointers { header, words in
             assert(index >= 0 && index < header.pointee.count, "Row out of range")
             return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
-                layout.word(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount), kind: kind)
+                layout.word(at: slot, inRow: UnsafeRawPointer(words + index &* layout.wordCount), kind: kind)
             }
         }
     }

@@ -293,11 +293,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         (request.affectedStores ?? stores).filter { $0.holds(entity) }
     }
 
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
         try read({ stores(for: request, holding: entity) }) { targets in
             if targets.count == 1 { return try targets[0].fetchRows(request, entity: entity) }
-            var rows: [FetchedRow] = []
-            for store in targets { rows += try store.fetchRows(request, entity: entity) }
+            var rows = FetchedRows()
+            for store in targets { rows.append(contentsOf: try store.fetchRows(request, entity: entity)) }
             return rows
         }
     }

@@ -222,6 +222,63 @@ import Testing
         #expect(late.objectID.uriRepresentation().host == storeIdentifier)
     }
 
+    /// A row whose store number the object can't keep beside its primary key gets its ID when
+    /// its object is made; any other row's object makes the same ID on first use.
+    @Test func aRowOfAStoreNumberedTooHighGetsItsIDAtFetch() throws {
+        let (model, entity) = Self.numbersModel()
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Self.context(model, type: NSSQLiteStoreType, at: directory.appendingPathComponent("numbers.sqlite"))
+        let store = try #require(context.persistentStoreCoordinator?.persistentStores.first)
+        let ids = store.objectIDFactory
+        let batch = SlotRowBatch.make(layout: entity.slotLayout, capacity: 2)
+        let rows = (1...2).map { primaryKey in
+            FetchedRow(entity, primaryKey: Int64(primaryKey), of: ids, row: batch.appendRow { _ in }, of: batch, version: 1)
+        }
+        let kept = NSManagedObject.makeFetched(rows[0], context: context)
+        #expect(kept.storedObjectID == nil)
+        #expect(kept.objectID == ids.objectID(for: entity, primaryKey: 1))
+        let tooHigh = NSManagedObject.makeFetched(rows[1], context: context, storeNumberLimit: Int32(ids.storeNumber) - 1)
+        #expect(tooHigh.storedObjectID == ids.objectID(for: entity, primaryKey: 2))
+        #expect(tooHigh.objectKey == ids.key(for: entity, primaryKey: 2))
+    }
+
+    /// An object's fields fit the allocator's 128-byte block (120 usable bytes with glibc): a fetch
+    /// of many objects pays 16 bytes an object more at the next size.
+    @Test func objectsTakeTheSmallestBlock() throws {
+        #if os(Linux)
+        let handle = try #require(dlopen(nil, RTLD_NOW))
+        defer { dlclose(handle) }
+        let symbol = try #require(dlsym(handle, "malloc_usable_size"))
+        let usableSize = unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int).self)
+        let (_, entity) = Self.numbersModel()
+        let object = NSManagedObject(entity: entity, insertInto: nil)
+        #expect(usableSize(Unmanaged.passUnretained(object).toOpaque()) <= 120)
+        #endif
+    }
+
+    /// The rows of a fetch come back in order across chunks and fetches, and are gone once consumed.
+    @Test func fetchedRowsKeepTheirOrderAcrossChunks() {
+        let (_, entity) = Self.numbersModel()
+        let factory = ObjectIDFactory(storeIdentifier: "rows", storeNumber: 1)
+        func rows(_ keys: ClosedRange<Int>) -> FetchedRows {
+            var rows = FetchedRows()
+            for key in keys { rows.append(FetchedRow(factory.objectID(for: entity, primaryKey: Int64(key)), nil)) }
+            return rows
+        }
+        let chunk = FetchedRows.chunkCapacity
+        var all = rows(1...(2 * chunk + 5))
+        all.append(contentsOf: FetchedRows())
+        all.append(contentsOf: rows((2 * chunk + 6)...(3 * chunk)))
+        all.append(contentsOf: FetchedRows((3 * chunk + 1...3 * chunk + 3).map { FetchedRow(factory.objectID(for: entity, primaryKey: Int64($0)), nil) }))
+        #expect(all.count == 3 * chunk + 3)
+        #expect(all.first?.primaryKey == 1 && all.last?.primaryKey == Int64(3 * chunk + 3))
+        var seen: [Int64] = []
+        all.consume { seen.append($0.primaryKey) }
+        #expect(seen == (1...(3 * chunk + 3)).map(Int64.init))
+        #expect(all.isEmpty && all.first == nil)
+    }
+
     @Test func aSaveSpanningTwoStoresSendsEachRecordToItsStore() throws {
         let model = TestSupport.makeCompanyModel()
         let entities = model.entitiesByName

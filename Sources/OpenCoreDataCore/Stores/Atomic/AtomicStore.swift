@@ -145,10 +145,10 @@ final class AtomicStore: NSPersistentStore, StoredValueSource, @unchecked Sendab
         return StoredRowEvaluation.matching(ids, in: self, request: request)
     }
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        matching(request, entity: entity).map { id in
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
+        FetchedRows(matching(request, entity: entity).map { id in
             FetchedRow(id, request.includesPropertyValues ? records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
-        }
+        })
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {

@@ -125,7 +125,7 @@ open class NSIncrementalStore: NSPersistentStore {
         for ids in all.values where !ids.isEmpty { managedObjectContextDidUnregisterObjects(with: Array(ids)) }
     }
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
         let context = RequestingContext.current
         // A store reads `request.entity`, as Core Data sets it before a request reaches a store.
         if request.entity == nil { request.entity = entity }
@@ -137,7 +137,7 @@ open class NSIncrementalStore: NSPersistentStore {
             throw badResult(item, for: "a fetch request of objects")
         }
         announce(ids, to: context)
-        return ids.map { FetchedRow($0, nil) }
+        return FetchedRows(ids.map { FetchedRow($0, nil) })
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {

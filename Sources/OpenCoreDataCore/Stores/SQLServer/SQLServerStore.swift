@@ -381,13 +381,13 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Fetching
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        guard let plan = readPlan(for: entity) else { return [] }
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
+        guard let plan = readPlan(for: entity) else { return FetchedRows() }
         let selection = selection(for: request, entity: entity)
         if !request.includesPropertyValues && selection.answersWhole {
-            return try keys(plan, selection, request).map { FetchedRow($0, nil) }
+            return FetchedRows(try keys(plan, selection, request).map { FetchedRow($0, nil) })
         }
-        return try matching(request, entity: entity, selection: selection).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) }
+        return FetchedRows(try matching(request, entity: entity, selection: selection).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) })
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {

@@ -446,7 +446,9 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Row decoding
 
     /// How to decode rows of one entity from a select list.
-    private struct RowPlan {
+    /// A class: a fetch holds the plan of the current entity number for every row it reads, and
+    /// holding a struct of four references would retain and release each of them per row.
+    private final class RowPlan {
         let entity: NSEntityDescription
         /// The entity's slot layout (read once per plan, not per row).
         let layout: SlotLayout
@@ -599,8 +601,8 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Fetching
 
-    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [FetchedRow] {
-        guard schema.mapping(for: entity) != nil else { return [] }
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
+        guard schema.mapping(for: entity) != nil else { return FetchedRows() }
         let plan = selectPlan(for: entity)
         let withValues = request.includesPropertyValues
         var query = try SQLFetchBuilder(schema: schema, predicates: predicateRegistry, entity: entity, request: request)
@@ -608,15 +610,16 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let columns = withValues ? plan.selectList(qualifiedBy: "t0") : "t0.Z_PK, t0.Z_ENT, t0.Z_OPT"
         let sql = query.selectSQL(columns: [columns])
         let start = DispatchTime.now().uptimeNanoseconds
-        let rows: [FetchedRow] = try read { db in
+        let rows: FetchedRows = try read { db in
             let statement = try db.cachedStatementKeepingWholeText(sql: sql, arguments: query.arguments)
             let handle = statement.sqliteStatement
             defer { sqlite3_reset(handle) }
-            var result: [FetchedRow] = []
+            var result = FetchedRows()
             // Rows of one entity come in runs: the plan of the last entity number is kept at hand
             // (no dictionary lookup per row).
             var lastNumber = -1
-            var lastPlan: RowPlan?
+            // Unretained: `plan` keeps its row plans alive for the whole fetch.
+            var lastPlan: Unmanaged<RowPlan>?
             // Values go into batches of rows, one current batch per entity number (see `SlotRowBatch`).
             var batches: [Int: SlotRowBatch] = [:]
             var batch: SlotRowBatch?
@@ -627,21 +630,23 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if number != lastNumber {
                     if let batch { batches[lastNumber] = batch }
                     lastNumber = number
-                    lastPlan = plan.plans[number]
+                    lastPlan = plan.plans[number].map(Unmanaged.passUnretained)
                     batch = batches[number]
                 }
-                guard let rowPlan = lastPlan else { continue }
-                guard withValues else {
-                    result.append(FetchedRow(ids.objectID(for: rowPlan.entity, primaryKey: pk), nil))
-                    continue
+                guard let lastPlan else { continue }
+                lastPlan._withUnsafeGuaranteedRef { rowPlan in
+                    guard withValues else {
+                        result.append(FetchedRow(ids.objectID(for: rowPlan.entity, primaryKey: pk), nil))
+                        return
+                    }
+                    if batch?.isFull ?? true {
+                        // Batches grow from 32 rows to `maximumCapacity`, so a small fetch keeps little.
+                        let capacity = min(SlotRowBatch.maximumCapacity, max(32, 2 * (batch?.count ?? 0)))
+                        batch = SlotRowBatch.make(layout: rowPlan.layout, capacity: capacity)
+                    }
+                    let index = batch.unsafelyUnwrapped.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
+                    result.append(FetchedRow(rowPlan.entity, primaryKey: pk, of: ids, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
                 }
-                if batch?.isFull ?? true {
-                    // Batches grow from 32 rows to `maximumCapacity`, so a small fetch keeps little.
-                    let capacity = min(SlotRowBatch.maximumCapacity, max(32, 2 * (batch?.count ?? 0)))
-                    batch = SlotRowBatch.make(layout: rowPlan.layout, capacity: capacity)
-                }
-                let index = batch.unsafelyUnwrapped.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
-                result.append(FetchedRow(rowPlan.entity, primaryKey: pk, of: ids, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
             }
             return result
         }
