@@ -10,48 +10,48 @@ import Foundation
 /// type, nil into a scalar) takes the generic path.
 extension NSManagedObject {
     @inline(__always) public final func _managedValue(forKey key: String) -> Int64 {
-        if let word = scalarWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
+        return scalarValue(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int32 {
-        if let word = scalarWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return scalarValue(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int16 {
-        if let word = scalarWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return scalarValue(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Double {
-        if let word = scalarWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
+        return scalarValue(forKey: key, kind: .double) { word in Double(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Float {
-        if let word = scalarWord(forKey: key, kind: .float) { return Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .float) { return Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
+        return scalarValue(forKey: key, kind: .float) { word in Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Bool {
-        if let word = scalarWord(forKey: key, kind: .bool) { return word != 0 }
-        return typedValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .bool) { return word != 0 }
+        return scalarValue(forKey: key, kind: .bool) { word in word != 0 }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int64? {
-        if let word = scalarWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
-        return typedOptionalValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
+        return optionalScalarValue(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int32? {
-        if let word = scalarWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return typedOptionalValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return optionalScalarValue(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int16? {
-        if let word = scalarWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return typedOptionalValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        return optionalScalarValue(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Double? {
-        if let word = scalarWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
-        return typedOptionalValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
+        return optionalScalarValue(forKey: key, kind: .double) { word in Double(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Bool? {
-        if let word = scalarWord(forKey: key, kind: .bool) { return word != 0 }
-        return typedOptionalValue(forKey: key)
+        if let word = batchWord(forKey: key, kind: .bool) { return word != 0 }
+        return optionalScalarValue(forKey: key, kind: .bool) { word in word != 0 }
     }
 
     /// A `String?` property: the string is taken from the slot's existential when it holds one.
@@ -139,6 +139,21 @@ extension NSManagedObject {
         values.setWord(word, at: slot)
         didChangeValue(forKey: key)
         return true
+    }
+
+    /// A scalar read that `batchWord` can't answer: the word read after whatever must happen
+    /// first (the fault fired, the queue checked), or the generic path.
+    @inline(never)
+    private func scalarValue<T>(forKey key: String, kind: SlotLayout.Kind, _ decode: (UInt64) -> T) -> T {
+        if let word = scalarWord(forKey: key, kind: kind) { return decode(word) }
+        return typedValue(forKey: key)
+    }
+
+    /// `scalarValue` for an optional property.
+    @inline(never)
+    private func optionalScalarValue<T>(forKey key: String, kind: SlotLayout.Kind, _ decode: (UInt64) -> T) -> T? {
+        if let word = scalarWord(forKey: key, kind: kind) { return decode(word) }
+        return typedOptionalValue(forKey: key)
     }
 
     // The fallbacks stay out of line: inlined, they give every typed read a large stack frame

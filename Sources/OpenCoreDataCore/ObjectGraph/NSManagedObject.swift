@@ -187,10 +187,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     static func makeFetched(_ row: FetchedRow, context: NSManagedObjectContext,
                             storeNumberLimit: Int32 = largestKeptStoreNumber) -> NSManagedObject {
         if let id = row.madeID { return makeFetched(entity: row.entity, objectID: id, context: context) }
-        guard row.storeNumber <= storeNumberLimit else { return makeFetched(entity: row.entity, objectID: row.objectID, context: context) }
-        let object = row.entity.instantiableClass.init(entity: row.entity, insertInto: nil)
-        object.fetchedPrimaryKey = row.primaryKey
-        object.fetchedStoreNumber = UInt16(truncatingIfNeeded: row.storeNumber)
+        return makeFetched(row.entity, primaryKey: row.primaryKey, storeNumber: row.storeNumber, context: context, storeNumberLimit: storeNumberLimit)
+    }
+
+    /// Creates a registered object for a row read with its values, its ID made on first use (or
+    /// now, when its store is numbered above `storeNumberLimit`).
+    static func makeFetched(_ entity: NSEntityDescription, primaryKey: Int64, storeNumber: Int32, context: NSManagedObjectContext,
+                            storeNumberLimit: Int32 = largestKeptStoreNumber) -> NSManagedObject {
+        guard storeNumber <= storeNumberLimit else {
+            let id = ObjectIDFactory(storeNumber: Int(storeNumber)).objectID(for: entity, primaryKey: primaryKey)
+            return makeFetched(entity: entity, objectID: id, context: context)
+        }
+        let object = entity.instantiableClass.init(entity: entity, insertInto: nil)
+        object.fetchedPrimaryKey = primaryKey
+        object.fetchedStoreNumber = UInt16(truncatingIfNeeded: storeNumber)
         object.managedObjectContext = context
         return object
     }
@@ -332,6 +342,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
         guard storedValues.kind(at: slot) == kind else { return nil }
         return storedValues.word(at: slot)
+    }
+
+    /// The raw word of a fixed-width attribute of `kind` named by a literal or model-made key
+    /// (see `NSEntityDescription.fastSlot`), for an object reading its row from a batch when
+    /// nothing must happen before the read: not a fault, not a key-path probe, concurrency
+    /// debugging off. Nil otherwise, for the general path. It calls nothing, so a typed read of a
+    /// fetched object needs no stack frame.
+    @inline(__always)
+    final func batchWord(forKey key: String, kind: SlotLayout.Kind) -> UInt64? {
+        guard flags & (Flag.fault.rawValue | Flag.keyPathProbe.rawValue) == 0, !concurrencyChecksEnabled, rowBatch != nil else { return nil }
+        // The object keeps its entity and its batch alive: no retains on this path.
+        return Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> UInt64? in
+            guard let slot = entity.slotBitsTable.slot(of: unsafeBitCast(key, to: NSEntityDescription.StringBits.self)) else { return nil }
+            let row = Int(batchIndex)
+            return Unmanaged.passUnretained(rowBatch.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.word(row: row, slot: slot, kind: kind) }
+        }
     }
 
     /// Gives an object that has no values yet an empty slot for each property.

@@ -318,7 +318,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if let existing = registry[key] { return updateFetched(existing, row: fetched.row, asFault: asFault, refresh: refresh) }
             return registerNewFetched(NSManagedObject.makeFetched(fetched, context: self), key: key, row: fetched.row, asFault: asFault)
         }
-        let (object, registered) = registry.object(forPermanentKey: key) { NSManagedObject.makeFetched(fetched, context: self) }
+        // The closure captures the row's scalars, not the row: capturing the row would copy it
+        // (retaining its references) for every object made.
+        let entity = fetched.entityReference
+        let primaryKey = fetched.primaryKey, storeNumber = fetched.storeNumber
+        let (object, registered) = registry.object(forPermanentKey: key) {
+            entity._withUnsafeGuaranteedRef { NSManagedObject.makeFetched($0, primaryKey: primaryKey, storeNumber: storeNumber, context: self) }
+        }
         guard registered else { return updateFetched(object, row: fetched.row, asFault: asFault, refresh: refresh) }
         object.useRow(Int(fetched.batchRow), of: batch, version: fetched.version)
         object.faultFlag = true

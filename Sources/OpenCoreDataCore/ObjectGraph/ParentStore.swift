@@ -26,8 +26,10 @@ struct FetchedRow {
     /// The object's ID, when the store made one; nil for a row read with its values into a batch,
     /// whose object makes its ID on first use (see `NSManagedObject.storedObjectID`).
     let madeID: NSManagedObjectID?
-    /// The row's entity. Unowned: rows live only while a fetch runs, while the model keeps it.
-    unowned(unsafe) let entity: NSEntityDescription
+    /// The row's entity, unretained: rows live only while a fetch runs, while the model keeps it.
+    let entityReference: Unmanaged<NSEntityDescription>
+    /// The row's entity.
+    var entity: NSEntityDescription { entityReference.takeUnretainedValue() }
     /// The row's primary key (negative for an unsaved object's temporary number) and its store's
     /// number (`PersistentStoreRegistry`; 0 for a temporary ID), as in `key`.
     let primaryKey: Int64
@@ -40,7 +42,7 @@ struct FetchedRow {
 
     init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
         madeID = objectID
-        entity = objectID.entity
+        entityReference = Unmanaged.passUnretained(objectID.entity)
         primaryKey = objectID.key.primaryKey
         storeNumber = Int32(truncatingIfNeeded: objectID.key.store)
         batchRow = 0
@@ -51,7 +53,7 @@ struct FetchedRow {
     /// A row of a batch, its ID not made yet: `ids` makes it when it is needed.
     init(_ entity: NSEntityDescription, primaryKey: Int64, of ids: ObjectIDFactory, row index: Int, of batch: SlotRowBatch, version: Int64) {
         madeID = nil
-        self.entity = entity
+        entityReference = Unmanaged.passUnretained(entity)
         self.primaryKey = primaryKey
         storeNumber = Int32(truncatingIfNeeded: ids.storeNumber)
         batchRow = Int32(truncatingIfNeeded: index)
@@ -60,7 +62,9 @@ struct FetchedRow {
     }
 
     /// The object's identity as a key.
-    var key: ObjectKey { ObjectKey(primaryKey: primaryKey, of: entity, store: Int(storeNumber)) }
+    var key: ObjectKey {
+        entityReference._withUnsafeGuaranteedRef { ObjectKey(primaryKey: primaryKey, of: $0, store: Int(storeNumber)) }
+    }
 
     /// The object's ID (made now when the store did not make it).
     var objectID: NSManagedObjectID {
