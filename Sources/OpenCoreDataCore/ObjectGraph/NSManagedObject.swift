@@ -223,10 +223,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
 
     static func entity(in context: NSManagedObjectContext) -> NSEntityDescription? {
+        // The last answer, when the class asks again in a context of the same coordinator's model
+        // (compared by identity, nothing retained but the answer).
+        if let last = context.lastEntityByClass, last.type == ObjectIdentifier(self),
+           let coordinator = context.coordinatorStorage, coordinator.managedObjectModel === last.model {
+            return last.entity
+        }
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else { return nil }
         if let last = context.lastEntityByClass, last.type == ObjectIdentifier(self), last.model === model { return last.entity }
         let entity = EntityClassRegistry.entity(for: self, in: model)
-        if let entity, model.isFrozen { context.lastEntityByClass = (ObjectIdentifier(self), model, entity) }
+        if let entity, model.isFrozen { context.lastEntityByClass = .init(type: ObjectIdentifier(self), model: model, entity: entity) }
         return entity
     }
 

@@ -57,7 +57,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The entity `Team(context:)` found last: its class, the model it was found in, the entity.
     /// Inserting many objects of one class asks for it each time, and the model's own answer
     /// takes a lock and a hash.
-    @exclusivity(unchecked) var lastEntityByClass: (type: ObjectIdentifier, model: NSManagedObjectModel, entity: NSEntityDescription)?
+    @exclusivity(unchecked) var lastEntityByClass: LastEntityByClass?
+
+    /// See `lastEntityByClass`: immutable, so reading it takes no retain of its parts.
+    final class LastEntityByClass {
+        let type: ObjectIdentifier
+        let model: NSManagedObjectModel
+        let entity: NSEntityDescription
+
+        init(type: ObjectIdentifier, model: NSManagedObjectModel, entity: NSEntityDescription) {
+            self.type = type
+            self.model = model
+            self.entity = entity
+        }
+    }
 
     // Object graph state.
     let registry = ObjectRegistry()

@@ -257,6 +257,25 @@ import Testing
         #endif
     }
 
+    /// `Numbers(context:)` keeps the entity it found in the context, for the class's next insert,
+    /// and finds it again in a context of another model.
+    @Test func insertingBySubclassKeepsTheEntityForTheNextInsert() throws {
+        let (model, entity) = Self.numbersModel()
+        entity.managedObjectClassName = "CachedNumbers"
+        let context = try Self.context(model)
+        let first = CachedNumbers(context: context)
+        #expect(first.entity === entity)
+        #expect(context.lastEntityByClass?.type == ObjectIdentifier(CachedNumbers.self))
+        #expect(context.lastEntityByClass?.entity === entity)
+        #expect(CachedNumbers(context: context).entity === entity)
+
+        let (otherModel, otherEntity) = Self.numbersModel()
+        otherEntity.managedObjectClassName = "CachedNumbers"
+        let other = try Self.context(otherModel)
+        #expect(CachedNumbers(context: other).entity === otherEntity)
+        #expect(CachedNumbers(context: context).entity === entity)
+    }
+
     /// The rows of a fetch come back in order across chunks and fetches, and are gone once consumed.
     @Test func fetchedRowsKeepTheirOrderAcrossChunks() {
         let (_, entity) = Self.numbersModel()
@@ -691,3 +710,6 @@ private struct Weak<Object: AnyObject> {
 private final class ReceivedObjects: @unchecked Sendable {
     var inserted: Set<NSManagedObject> = []
 }
+
+/// A subclass found by its entity's class name (see `insertingBySubclassKeepsTheEntityForTheNextInsert`).
+final class CachedNumbers: NSManagedObject {}
