@@ -272,8 +272,15 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         // The same bits as a property name are the same string: a small string holds its bytes
         // inline, a large one is the same storage (kept alive by `slotKeys`). Names passed as
         // literals or taken from the model match here without reading a byte.
-        if let slot = slotBitsTable.slot(of: unsafeBitCast(key, to: StringBits.self)) { return slot }
+        if let slot = slot(forKeyBits: key) { return slot }
         return slot(forKeyReadingBytes: key)
+    }
+
+    /// `fastSlot(forKey:)` for a name with a property name's bits only (nil for any other key,
+    /// which may still be a property's): a table lookup that calls nothing.
+    @inline(__always)
+    func slot(forKeyBits key: String) -> Int? {
+        slotBitsTable.slot(of: unsafeBitCast(key, to: StringBits.self))
     }
 
     /// `fastSlot(forKey:)` for a key whose bits no property name has (a string built at run

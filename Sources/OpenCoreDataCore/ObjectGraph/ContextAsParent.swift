@@ -16,7 +16,7 @@ final class ContextAsParent: ParentStore {
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
         try context.performAndWait {
             let objects = try context.fetch(request.asObjectRequest())
-            return FetchedRows(objects.compactMap { ($0 as? NSManagedObject).map { FetchedRow($0.objectID, Self.row(of: $0)) } })
+            return FetchedRows(objects.lazy.compactMap { ($0 as? NSManagedObject).map { FetchedRow($0.objectID, Self.row(of: $0)) } })
         }
     }
 

@@ -22,10 +22,9 @@ struct FetchedRows {
     /// No rows.
     init() {}
 
-    /// The rows of an array, in its order.
-    init(_ rows: [FetchedRow]) {
-        current = rows
-        count = rows.count
+    /// The rows of a sequence, in its order (a lazy one is read into chunks as it goes).
+    init<Rows: Sequence<FetchedRow>>(_ rows: Rows) {
+        for row in rows { append(row) }
     }
 
     /// Whether there are no rows.

@@ -10,48 +10,37 @@ import Foundation
 /// type, nil into a scalar) takes the generic path.
 extension NSManagedObject {
     @inline(__always) public final func _managedValue(forKey key: String) -> Int64 {
-        if let word = batchWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
-        return scalarValue(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
+        scalar(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int32 {
-        if let word = batchWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return scalarValue(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        scalar(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int16 {
-        if let word = batchWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return scalarValue(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        scalar(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Double {
-        if let word = batchWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
-        return scalarValue(forKey: key, kind: .double) { word in Double(bitPattern: word) }
+        scalar(forKey: key, kind: .double) { word in Double(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Float {
-        if let word = batchWord(forKey: key, kind: .float) { return Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
-        return scalarValue(forKey: key, kind: .float) { word in Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
+        scalar(forKey: key, kind: .float) { word in Float(bitPattern: UInt32(truncatingIfNeeded: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Bool {
-        if let word = batchWord(forKey: key, kind: .bool) { return word != 0 }
-        return scalarValue(forKey: key, kind: .bool) { word in word != 0 }
+        scalar(forKey: key, kind: .bool) { word in word != 0 }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int64? {
-        if let word = batchWord(forKey: key, kind: .int64) { return Int64(bitPattern: word) }
-        return optionalScalarValue(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
+        optionalScalar(forKey: key, kind: .int64) { word in Int64(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int32? {
-        if let word = batchWord(forKey: key, kind: .int32) { return Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return optionalScalarValue(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
+        optionalScalar(forKey: key, kind: .int32) { word in Int32(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Int16? {
-        if let word = batchWord(forKey: key, kind: .int16) { return Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
-        return optionalScalarValue(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
+        optionalScalar(forKey: key, kind: .int16) { word in Int16(truncatingIfNeeded: Int64(bitPattern: word)) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Double? {
-        if let word = batchWord(forKey: key, kind: .double) { return Double(bitPattern: word) }
-        return optionalScalarValue(forKey: key, kind: .double) { word in Double(bitPattern: word) }
+        optionalScalar(forKey: key, kind: .double) { word in Double(bitPattern: word) }
     }
     @inline(__always) public final func _managedValue(forKey key: String) -> Bool? {
-        if let word = batchWord(forKey: key, kind: .bool) { return word != 0 }
-        return optionalScalarValue(forKey: key, kind: .bool) { word in word != 0 }
+        optionalScalar(forKey: key, kind: .bool) { word in word != 0 }
     }
 
     /// A `String?` property: the string is taken from the slot's existential when it holds one.
@@ -139,6 +128,20 @@ extension NSManagedObject {
         values.setWord(word, at: slot)
         didChangeValue(forKey: key)
         return true
+    }
+
+    /// A scalar property's value: the word `batchWord` reads when it can, else `scalarValue`.
+    @inline(__always)
+    private func scalar<T>(forKey key: String, kind: SlotLayout.Kind, _ decode: (UInt64) -> T) -> T {
+        if let word = batchWord(forKey: key, kind: kind) { return decode(word) }
+        return scalarValue(forKey: key, kind: kind, decode)
+    }
+
+    /// `scalar` for an optional property.
+    @inline(__always)
+    private func optionalScalar<T>(forKey key: String, kind: SlotLayout.Kind, _ decode: (UInt64) -> T) -> T? {
+        if let word = batchWord(forKey: key, kind: kind) { return decode(word) }
+        return optionalScalarValue(forKey: key, kind: kind, decode)
     }
 
     /// A scalar read that `batchWord` can't answer: the word read after whatever must happen

@@ -223,8 +223,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
 
     static func entity(in context: NSManagedObjectContext) -> NSEntityDescription? {
-        // The last answer, when the class asks again in a context of the same coordinator's model
-        // (compared by identity, nothing retained but the answer).
+        // The last answer, when the class asks again in a context of the same model: for a root
+        // context compared in place first (the public getter retains and releases the coordinator
+        // and its model, objects with side tables), else through the getter (a child context).
         if let last = context.lastEntityByClass, last.type == ObjectIdentifier(self),
            let coordinator = context.coordinatorStorage, coordinator.managedObjectModel === last.model {
             return last.entity
@@ -357,13 +358,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// fetched object needs no stack frame.
     @inline(__always)
     final func batchWord(forKey key: String, kind: SlotLayout.Kind) -> UInt64? {
-        guard flags & (Flag.fault.rawValue | Flag.keyPathProbe.rawValue) == 0, !concurrencyChecksEnabled, rowBatch != nil else { return nil }
-        // The object keeps its entity and its batch alive: no retains on this path.
-        return Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity -> UInt64? in
-            guard let slot = entity.slotBitsTable.slot(of: unsafeBitCast(key, to: NSEntityDescription.StringBits.self)) else { return nil }
-            let row = Int(batchIndex)
-            return Unmanaged.passUnretained(rowBatch.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.word(row: row, slot: slot, kind: kind) }
-        }
+        guard flags & (Flag.fault.rawValue | Flag.keyPathProbe.rawValue) == 0, !concurrencyChecksEnabled, rowBatch != nil,
+              // The object keeps its entity alive: no retain on this path.
+              let slot = Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef({ $0.slot(forKeyBits: key) }) else { return nil }
+        return attributeWord(at: slot, kind: kind)
     }
 
     /// Gives an object that has no values yet an empty slot for each property.

@@ -50,49 +50,42 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         }
     }
 
-    /// The value of a slot of a row, read in place (as `SlotStorage.value(at:)` reads its own).
+    /// Calls `body` with the batch's layout and the memory of a row. The batch keeps its layout
+    /// alive: it is lent without a retain. Wrapping arithmetic: an index below `count` gives an
+    /// offset inside the batch.
     @inline(__always)
-    func value(row index: Int, slot: Int) -> Any? {
+    private func withRow<Result>(_ index: Int, _ body: (SlotLayout, UnsafeRawPointer) -> Result) -> Result {
         withUnsafeMutablePointers { header, words in
             assert(index >= 0 && index < header.pointee.count, "Row out of range")
-            // The batch keeps its layout alive: read it without a retain. Batch rows hold no
-            // overflow values (see the invariants above).
             return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
-                layout.value(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount)) { _ in nil }
+                body(layout, UnsafeRawPointer(words + index &* layout.wordCount))
             }
         }
+    }
+
+    /// The value of a slot of a row, read in place (as `SlotStorage.value(at:)` reads its own).
+    /// Batch rows hold no overflow values (see the invariants above).
+    @inline(__always)
+    func value(row index: Int, slot: Int) -> Any? {
+        withRow(index) { layout, row in layout.value(at: slot, inRow: row) { _ in nil } }
     }
 
     /// The string a cell slot of a row holds, read in place (see `SlotLayout.string(at:inRow:)`).
     @inline(__always)
     func string(row index: Int, slot: Int) -> String? {
-        withUnsafeMutablePointers { header, words in
-            assert(index >= 0 && index < header.pointee.count, "Row out of range")
-            return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
-                layout.string(at: slot, inRow: UnsafeRawPointer(words + index * layout.wordCount))
-            }
-        }
+        withRow(index) { layout, row in layout.string(at: slot, inRow: row) }
     }
 
     /// The raw word of a word slot of a row, when the slot is of `kind` and holds a value (batch
     /// rows keep no overflow values); nil otherwise. Typed property reads use it to skip `Any`.
     @inline(__always)
     func word(row index: Int, slot: Int, kind: SlotLayout.Kind) -> UInt64? {
-        withUnsafeMutablePointers { header, words in
-            assert(index >= 0 && index < header.pointee.count, "Row out of range")
-            return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
-                layout.word(at: slot, inRow: UnsafeRawPointer(words + index &* layout.wordCount), kind: kind)
-            }
-        }
+        withRow(index) { layout, row in layout.word(at: slot, inRow: row, kind: kind) }
     }
 
     /// A copy of a row as values of their own.
     func values(ofRow index: Int) -> SlotValues {
-        withUnsafeMutablePointers { header, words in
-            let layout = header.pointee.layout
-            assert(index >= 0 && index < header.pointee.count, "Row out of range")
-            return SlotValues(storage: SlotStorage.make(layout: layout, copyingRowAt: UnsafeRawPointer(words + index * layout.wordCount)))
-        }
+        withRow(index) { layout, row in SlotValues(storage: SlotStorage.make(layout: layout, copyingRowAt: row)) }
     }
 
     deinit {

@@ -146,8 +146,8 @@ final class AtomicStore: NSPersistentStore, StoredValueSource, @unchecked Sendab
     }
 
     override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
-        FetchedRows(matching(request, entity: entity).map { id in
-            FetchedRow(id, request.includesPropertyValues ? records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
+        FetchedRows(matching(request, entity: entity).lazy.map { id in
+            FetchedRow(id, request.includesPropertyValues ? self.records[id].map { StoredRow(values: $0.values, version: $0.version) } : nil)
         })
     }
 

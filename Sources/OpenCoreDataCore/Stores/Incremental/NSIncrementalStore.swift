@@ -137,7 +137,7 @@ open class NSIncrementalStore: NSPersistentStore {
             throw badResult(item, for: "a fetch request of objects")
         }
         announce(ids, to: context)
-        return FetchedRows(ids.map { FetchedRow($0, nil) })
+        return FetchedRows(ids.lazy.map { FetchedRow($0, nil) })
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {

@@ -385,9 +385,9 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         guard let plan = readPlan(for: entity) else { return FetchedRows() }
         let selection = selection(for: request, entity: entity)
         if !request.includesPropertyValues && selection.answersWhole {
-            return FetchedRows(try keys(plan, selection, request).map { FetchedRow($0, nil) })
+            return FetchedRows(try keys(plan, selection, request).lazy.map { FetchedRow($0, nil) })
         }
-        return FetchedRows(try matching(request, entity: entity, selection: selection).map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) })
+        return FetchedRows(try matching(request, entity: entity, selection: selection).lazy.map { id, row in FetchedRow(id, request.includesPropertyValues ? row : nil) })
     }
 
     override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
