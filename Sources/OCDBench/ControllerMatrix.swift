@@ -194,8 +194,9 @@ func matrixRaw(_ url: URL, _ cell: MatrixCell) throws -> Int64 {
     var previousInteger: Int64 = .min
     let hasSection = cell.section != .none
     // The floor's sort values, as compact as they come: in blocks of 65,536 rows, each block's
-    // arrays sized to its values (8 bytes an integer, a string's bytes and a 4-byte end), so no
-    // array carries the doubling of its growth.
+    // arrays sized to its values (8 bytes an integer, a string's bytes and a 4-byte end, or for a
+    // block of few runs of equal strings, each run's bytes and two 4-byte ends), so no array
+    // carries the doubling of its growth.
     let firstKept = Int32(hasSection ? 2 : 1)
     let keptCount = cell.keepsSortValues ? cell.descriptors.count : 0
     var kept: [(integers: [Int64], bytes: [UInt8], ends: [UInt32])] = []
@@ -207,9 +208,33 @@ func matrixRaw(_ url: URL, _ cell: MatrixCell) throws -> Int64 {
             count = array.count
         }
     }
+    /// A block's strings with each run of equal rows kept once, when there are few runs (at most
+    /// one for 16 rows, the pass stops past that) and that takes less room: the runs' bytes, and
+    /// two ends a run (its bytes' and its rows').
+    func runs(_ bytes: [UInt8], _ ends: [UInt32]) -> (bytes: [UInt8], ends: [UInt32])? {
+        var (runBytes, runEnds) = ([UInt8](), [UInt32]())
+        let limit = ends.count / 16 + 1
+        return bytes.withUnsafeBufferPointer { bytes in
+            var (start, previousStart) = (0, 0)
+            for row in ends.indices {
+                let end = Int(ends[row])
+                if row > 0 && end - start == start - previousStart && memcmp(bytes.baseAddress! + start, bytes.baseAddress! + previousStart, end - start) == 0 {
+                    runEnds[runEnds.count - 1] = UInt32(row + 1)
+                } else {
+                    guard runEnds.count / 2 < limit else { return nil }
+                    runBytes.append(contentsOf: bytes[start..<end])
+                    runEnds += [UInt32(runBytes.count), UInt32(row + 1)]
+                }
+                (previousStart, start) = (start, end)
+            }
+            guard runBytes.count + 4 * runEnds.count < bytes.count + 4 * ends.count else { return nil }
+            return (exact(runBytes), exact(runEnds))
+        }
+    }
     func keepBlock() {
         for index in current.indices {
-            kept.append((exact(current[index].integers), exact(current[index].bytes), exact(current[index].ends)))
+            let (bytes, ends) = runs(current[index].bytes, current[index].ends) ?? (exact(current[index].bytes), exact(current[index].ends))
+            kept.append((exact(current[index].integers), bytes, ends))
             current[index] = ([], [], [])
             current[index].integers.reserveCapacity(block)
             current[index].ends.reserveCapacity(block)
@@ -257,7 +282,7 @@ func matrixPerformFetch(_ url: URL, _ cell: MatrixCell, cacheName: String?) thro
         for row in 0..<min(20, sections.first?.numberOfObjects ?? 0) {
             _ = controller.object(at: IndexPath(row: row, section: 0)).value(forKey: "name")
         }
-        return Int64(rows &+ sections.count)
+            return Int64(rows &+ sections.count)
     }
 }
 

@@ -138,7 +138,8 @@ struct FetchedResultsCache {
                 for chunk in rows.chunks { chunk.columns[position].doubles.withUnsafeBytes { data.append(contentsOf: $0) } }
             case .string:
                 for chunk in rows.chunks {
-                    let strings = chunk.columns[position].strings
+                    // One value a row, as the format has it (a column may share values).
+                    let strings = chunk.columns[position].strings.withOneValuePerRow()
                     withUnsafeBytes(of: UInt32(strings.bytes.count).littleEndian) { data.append(contentsOf: $0) }
                     strings.ends.withUnsafeBytes { data.append(contentsOf: $0) }
                     strings.bytes.withUnsafeBytes { data.append(contentsOf: $0) }

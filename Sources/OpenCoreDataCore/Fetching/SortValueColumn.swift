@@ -1,7 +1,8 @@
 import Foundation
 
 /// The values of one sort key for consecutive rows, stored by kind (8 bytes a row for integers
-/// and doubles; for strings their UTF-8 bytes and a 4-byte offset, see `UTF8Column`).
+/// and doubles; for strings their UTF-8 bytes and a 4-byte offset, or a byte a row naming one
+/// of a few shared values, see `UTF8Column`).
 ///
 /// Invariant: only the storage of `kind` holds values, one per row; for integers `integerNulls`
 /// runs parallel to `integers`; for doubles NaN stands for NULL (SQLite stores NaN as NULL).
@@ -77,9 +78,11 @@ struct SortValueColumn {
         if let utf8 { strings.append(utf8) } else { strings.appendNull() }
     }
 
-    /// Replaces the strings of a string column (read back from a cache).
+    /// Replaces the strings of a string column (read back from a cache), sharing their values
+    /// when that takes less room, as a fetched column does.
     mutating func setStrings(_ column: UTF8Column) {
         strings = column
+        strings.trimExcessCapacity()
     }
 
     /// Appends a double (NaN: NULL) without going through `SortValue`.

@@ -7,35 +7,55 @@ import Foundation
 /// Swift strings cost a heap allocation each beyond 15 bytes. Here a row costs its bytes and one
 /// 4-byte end offset, and rows compare byte by byte (`compare:`, SQLite's `BINARY`) in place.
 ///
-/// Invariant: `ends` holds one entry per row, nondecreasing once `nullFlag` is masked off, the
-/// last equal to `bytes.count`; a row's bytes are `bytes[end(row - 1)..<end(row)]`. A NULL row
-/// has `nullFlag` set and no bytes.
+/// Rows that repeat a few values (a key the rows are sorted by first, such as a section key, holds
+/// one value for thousands of rows) are kept as **shared values**: each run's value once in
+/// `bytes` and `ends`, and one byte a row naming it in `valueOfRow`. `trimExcessCapacity()` shares
+/// a filled column's values when that takes less room; a gather keeps them shared.
+///
+/// Invariant: `ends` holds one entry per value, nondecreasing once `nullFlag` is masked off, the
+/// last equal to `bytes.count`; value `v`'s bytes are `bytes[end(v - 1)..<end(v)]`, and a NULL
+/// value has `nullFlag` set and no bytes. `valueOfRow` is empty (one value per row, in row order)
+/// or has one entry per row, each less than `ends.count` (at most `sharedValueLimit` values).
 struct UTF8Column {
     private(set) var bytes = ContiguousArray<UInt8>()
     private(set) var ends = ContiguousArray<UInt32>()
-    /// Marks a NULL row in `ends`.
+    /// Empty, or the index of each row's value in `ends` (a column of shared values).
+    private(set) var valueOfRow = ContiguousArray<UInt8>()
+    /// Marks a NULL value in `ends`.
     static let nullFlag: UInt32 = 1 << 31
+    /// The most values a column of shared values holds: a row names its value in a byte.
+    static let sharedValueLimit = 256
 
     init() {}
 
     /// The number of rows.
-    var count: Int { ends.count }
+    var count: Int { valueOfRow.isEmpty ? ends.count : valueOfRow.count }
 
-    /// Reserves room for `rows` more rows of `bytesPerRow` bytes each.
+    /// Whether rows name shared values (see the type's documentation) rather than hold one each.
+    var sharesValues: Bool { !valueOfRow.isEmpty }
+
+    /// The index in `ends` of row `row`'s value.
+    @inline(__always)
+    func value(ofRow row: Int) -> Int { valueOfRow.isEmpty ? row : Int(valueOfRow[row]) }
+
+    /// Reserves room for `rows` more rows of `bytesPerRow` bytes each (one value per row).
     mutating func reserveCapacity(_ rows: Int, bytesPerRow: Int = 16) {
+        makeOneValuePerRow()
         ends.reserveCapacity(count + rows)
         bytes.reserveCapacity(bytes.count + rows * bytesPerRow)
     }
 
-    /// The bytes a row has taken so far, rounded up; nil for a column without rows.
+    /// The bytes a value has taken so far, rounded up; nil for a column without rows.
     var bytesPerRow: Int? {
-        count == 0 ? nil : (bytes.count + count - 1) / count
+        ends.isEmpty ? nil : (bytes.count + ends.count - 1) / ends.count
     }
 
-    /// Gives back the byte buffer's room beyond an eighth of its bytes. A column kept for the life
-    /// of a controller shouldn't keep the doubling of its last growth (a million names of 24 bytes
-    /// grown from a 16-byte guess would keep 8 MB unused).
+    /// Shares the values of a filled column when that takes less room (see the type's
+    /// documentation), or else gives back the byte buffer's room beyond an eighth of its bytes. A
+    /// column kept for the life of a controller shouldn't keep the doubling of its last growth (a
+    /// million names of 24 bytes grown from a 16-byte guess would keep 8 MB unused).
     mutating func trimExcessCapacity() {
+        if shareRepeatedValues() { return }
         guard bytes.capacity > bytes.count + bytes.count / 8 + 64 else { return }
         bytes = ContiguousArray(unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
             _ = bytes.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
@@ -43,19 +63,24 @@ struct UTF8Column {
         }
     }
 
-    /// Where row `row`'s bytes start (`bytes.count` for `row == count`).
+    /// Where value `value`'s bytes start (`bytes.count` for `value == ends.count`).
     @inline(__always)
-    func start(of row: Int) -> Int { row == 0 ? 0 : end(of: row - 1) }
+    private func start(of value: Int) -> Int { value == 0 ? 0 : end(of: value - 1) }
 
     @inline(__always)
-    func end(of row: Int) -> Int { Int(ends[row] & ~Self.nullFlag) }
+    private func end(of value: Int) -> Int { Int(ends[value] & ~Self.nullFlag) }
 
     @inline(__always)
-    func isNull(_ row: Int) -> Bool { ends[row] & Self.nullFlag != 0 }
+    private func valueIsNull(_ value: Int) -> Bool { ends[value] & Self.nullFlag != 0 }
+
+    /// Whether row `row` is NULL.
+    @inline(__always)
+    func isNull(_ row: Int) -> Bool { valueIsNull(value(ofRow: row)) }
 
     /// Appends a row's UTF-8 bytes.
     @inline(__always)
     mutating func append(_ utf8: UnsafeRawBufferPointer) {
+        if sharesValues { makeOneValuePerRow() }
         bytes.append(contentsOf: utf8)
         coreDataPrecondition(bytes.count < Int(Self.nullFlag), "A sort column's strings exceed 2 GB.")
         ends.append(UInt32(bytes.count))
@@ -63,6 +88,7 @@ struct UTF8Column {
 
     @inline(__always)
     mutating func appendNull() {
+        if sharesValues { makeOneValuePerRow() }
         ends.append(UInt32(bytes.count) | Self.nullFlag)
     }
 
@@ -73,13 +99,26 @@ struct UTF8Column {
 
     /// The string of row `row`, nil for NULL.
     func string(at row: Int) -> String? {
-        if isNull(row) { return nil }
-        let range = start(of: row)..<end(of: row)
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+        guard let bytes = unsafeRow(row) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Inserts a row at `row`.
+    /// Inserts a row at `row`. A column of shared values stays one when a neighbouring row holds
+    /// the same string or there is room for one more value.
     mutating func insert(_ string: String?, at row: Int) {
+        if sharesValues {
+            var string = string
+            let shared: Int? = Self.withUTF8(of: &string) { utf8 in
+                for neighbour in [row - 1, row] where neighbour >= 0 && neighbour < count {
+                    if Self.same(utf8, unsafeRow(neighbour)) { return value(ofRow: neighbour) }
+                }
+                guard ends.count < Self.sharedValueLimit else { return nil }
+                appendValue(utf8)
+                return ends.count - 1
+            }
+            if let shared { return valueOfRow.insert(UInt8(shared), at: row) }
+            makeOneValuePerRow()
+        }
         if row == count { return append(string) }
         let offset = start(of: row)
         let utf8 = Array((string ?? "").utf8)
@@ -90,6 +129,11 @@ struct UTF8Column {
     }
 
     mutating func remove(at row: Int) {
+        if sharesValues {
+            valueOfRow.remove(at: row)
+            if valueOfRow.isEmpty { self = UTF8Column() }
+            return
+        }
         let range = start(of: row)..<end(of: row)
         bytes.removeSubrange(range)
         ends.remove(at: row)
@@ -99,8 +143,14 @@ struct UTF8Column {
 
     /// Moves the rows from `row` on into a new column.
     mutating func split(at row: Int) -> UTF8Column {
-        let offset = start(of: row)
         var tail = UTF8Column()
+        if sharesValues {
+            if row < count { (tail.bytes, tail.ends, tail.valueOfRow) = (bytes, ends, ContiguousArray(valueOfRow[row...])) }
+            valueOfRow.removeSubrange(row...)
+            if valueOfRow.isEmpty { self = UTF8Column() }
+            return tail
+        }
+        let offset = start(of: row)
         tail.bytes = ContiguousArray(bytes[offset...])
         tail.ends = ContiguousArray(ends[row...].lazy.map { $0 - UInt32(offset) })
         bytes.removeSubrange(offset...)
@@ -108,8 +158,93 @@ struct UTF8Column {
         return tail
     }
 
-    /// Runs of rows of two columns, in order, copied run by run.
+    /// The same rows with one value each (a copy of a column of shared values; the column itself
+    /// otherwise), as a cache stores them.
+    func withOneValuePerRow() -> UTF8Column {
+        var copy = self
+        copy.makeOneValuePerRow()
+        return copy
+    }
+
+    /// Gives each row its own value again.
+    private mutating func makeOneValuePerRow() {
+        guard sharesValues else { return }
+        var plain = UTF8Column()
+        plain.ends.reserveCapacity(count)
+        plain.bytes.reserveCapacity(valueOfRow.reduce(0) { $0 + end(of: Int($1)) - start(of: Int($1)) })
+        for row in 0..<count {
+            if let utf8 = unsafeRow(row) { plain.append(utf8) } else { plain.appendNull() }
+        }
+        self = plain
+    }
+
+    /// Appends a value (not a row) to the values of a column of shared values.
+    private mutating func appendValue(_ utf8: UnsafeRawBufferPointer?) {
+        if let utf8 { bytes.append(contentsOf: utf8) }
+        ends.append(UInt32(bytes.count) | (utf8 == nil ? Self.nullFlag : 0))
+    }
+
+    /// Calls `body` with a string's UTF-8 bytes (nil for nil).
+    private static func withUTF8<Result>(of string: inout String?, _ body: (UnsafeRawBufferPointer?) -> Result) -> Result {
+        guard var text = string else { return body(nil) }
+        defer { string = text }
+        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether two values taken by `unsafeRow(_:)` are the same bytes (NULL the same as NULL).
+    @inline(__always)
+    private static func same(_ value: UnsafeRawBufferPointer?, _ other: UnsafeRawBufferPointer?) -> Bool {
+        guard let value, let other else { return value == nil && other == nil }
+        return value.count == other.count && (value.count == 0 || memcmp(value.baseAddress!, other.baseAddress!, value.count) == 0)
+    }
+
+    /// Keeps each run of equal rows' value once, with a byte a row naming it, when there are no
+    /// more runs than `sharedValueLimit` and that takes less room; true when it did. One pass over
+    /// the rows, which stops at the first run past the limit (a column of names stops within
+    /// its first few hundred rows).
+    private mutating func shareRepeatedValues() -> Bool {
+        let rows = count
+        guard !sharesValues, rows > 1 else { return false }
+        var (runs, runBytes) = (1, end(of: 0))
+        var previous = unsafeRow(0)
+        for row in 1..<rows {
+            let current = unsafeRow(row)
+            if !Self.same(current, previous) {
+                runs += 1
+                guard runs <= Self.sharedValueLimit else { return false }
+                runBytes += current?.count ?? 0
+                previous = current
+            }
+        }
+        // Values and their ends, a byte a row, against bytes and an end a row (and one allocation more).
+        guard runBytes + 4 * runs + rows + 32 < bytes.count + 4 * rows else { return false }
+        var shared = UTF8Column()
+        shared.bytes.reserveCapacity(runBytes)
+        shared.ends.reserveCapacity(runs)
+        var indices = ContiguousArray<UInt8>()
+        indices.reserveCapacity(rows)
+        for row in 0..<rows {
+            let current = unsafeRow(row)
+            if row == 0 || !Self.same(current, previous) {
+                shared.appendValue(current)
+                previous = current
+            }
+            indices.append(UInt8(shared.ends.count - 1))
+        }
+        shared.valueOfRow = indices
+        self = shared
+        return true
+    }
+
+    /// Runs of rows of two columns, in order, copied run by run. The result shares values when
+    /// either column does and the values fit (see `gatherSharing`).
     init(segments: [SortedRowsChunk.Segment], of first: UTF8Column, _ second: UTF8Column) {
+        if first.sharesValues || second.sharesValues {
+            self = Self.gatherSharing(segments, of: first, second)
+                ?? UTF8Column(segments: segments, of: first.withOneValuePerRow(), second.withOneValuePerRow())
+            return
+        }
+        self.init()
         (bytes, ends) = first.bytes.withUnsafeBufferPointer { firstBytes in
             second.bytes.withUnsafeBufferPointer { secondBytes in
                 first.ends.withUnsafeBufferPointer { firstEnds in
@@ -171,6 +306,39 @@ struct UTF8Column {
         return (bytes, ends)
     }
 
+    /// The runs of rows of two columns, one of which shares values, as a column of shared values;
+    /// nil when they need more than `sharedValueLimit` values. The values of the first column
+    /// come first, so its rows' value indices are copied as they are (a chunk merged with a save's
+    /// rows copies a byte a row); any other row names the value of the row before it when the
+    /// bytes are the same, or a value added for it.
+    private static func gatherSharing(_ segments: [SortedRowsChunk.Segment], of first: UTF8Column, _ second: UTF8Column) -> UTF8Column? {
+        var result = UTF8Column()
+        if first.sharesValues { (result.bytes, result.ends) = (first.bytes, first.ends) }
+        let rows = segments.reduce(0) { $0 + $1.range.count }
+        guard rows > 0 else { return UTF8Column() }
+        var indices = ContiguousArray<UInt8>()
+        indices.reserveCapacity(rows)
+        for segment in segments where !segment.range.isEmpty {
+            if !segment.fromSecond && first.sharesValues {
+                indices.append(contentsOf: first.valueOfRow[segment.range])
+                continue
+            }
+            let source = segment.fromSecond ? second : first
+            for row in segment.range {
+                let utf8 = source.unsafeRow(row)
+                if let last = indices.last, same(utf8, result.unsafeValue(Int(last))) {
+                    indices.append(last)
+                } else {
+                    guard result.ends.count < sharedValueLimit else { return nil }
+                    result.appendValue(utf8)
+                    indices.append(UInt8(result.ends.count - 1))
+                }
+            }
+        }
+        result.valueOfRow = indices
+        return result
+    }
+
     /// A column read back from its `bytes` and `ends` (a cache); nil when they break the invariant.
     init?(bytes: ContiguousArray<UInt8>, ends: ContiguousArray<UInt32>) {
         var previous = 0
@@ -206,8 +374,14 @@ struct UTF8Column {
     /// retained and released around it, in every comparison of a sort.
     @inline(__always)
     func unsafeRow(_ row: Int) -> UnsafeRawBufferPointer? {
-        if isNull(row) { return nil }
-        let (lower, upper) = (start(of: row), end(of: row))
+        unsafeValue(value(ofRow: row))
+    }
+
+    /// Value `value` (an index in `ends`) in place, as `unsafeRow(_:)`.
+    @inline(__always)
+    private func unsafeValue(_ value: Int) -> UnsafeRawBufferPointer? {
+        if valueIsNull(value) { return nil }
+        let (lower, upper) = (start(of: value), end(of: value))
         return UnsafeRawBufferPointer(start: bytes.withUnsafeBytes { $0.baseAddress }.map { $0 + lower }, count: upper - lower)
     }
 

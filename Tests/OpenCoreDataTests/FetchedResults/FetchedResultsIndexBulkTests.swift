@@ -41,18 +41,21 @@ import Testing
         chunk.columns[2].append(.string(row.name))
     }
 
-    /// Sorted rows in chunks of the index's size, with their section runs.
-    static func sortedRows(_ rows: [Row]) -> SortedRows {
+    /// Sorted rows in chunks of the index's size, with their section runs; `trimmed`, each chunk
+    /// trimmed as a fetch leaves it (string columns of few runs share their values).
+    static func sortedRows(_ rows: [Row], trimmed: Bool = false) -> SortedRows {
         var result = SortedRows()
         var chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
         for row in rows {
             append(row, to: &chunk)
             if chunk.count == FetchedResultsIndex.chunkSize {
+                if trimmed { chunk.trimExcessCapacity() }
                 result.chunks.append(chunk)
                 chunk = SortedRowsChunk(kinds: kinds, capacity: FetchedResultsIndex.chunkSize)
             }
             if result.sections.last?.name == sectionName(row) { result.sections[result.sections.count - 1].count += 1 } else { result.sections.append((sectionName(row), 1)) }
         }
+        if trimmed { chunk.trimExcessCapacity() }
         if chunk.count > 0 || result.chunks.isEmpty { result.chunks.append(chunk) }
         return result
     }
@@ -62,7 +65,9 @@ import Testing
         return (runs.map(\.name), runs.map(\.count))
     }
 
-    @Test func bulkUpdatesMatchASortedArray() throws {
+    /// With `sharingValues`, chunks are trimmed as a fetch leaves them, so name columns of few
+    /// runs share their values and merges go through a column of shared values.
+    @Test(arguments: [false, true]) func bulkUpdatesMatchASortedArray(sharingValues: Bool) throws {
         var random = DifferentialTests.Generator(state: 20_240_611)
         var nextKey: Int64 = 1
         func makeRow(group: Int64? = nil) -> Row {
@@ -72,7 +77,10 @@ import Testing
                        score: Double(random.int(0..<20)), name: random.pick(["ann", "bob", "cy", "Dee"]))
         }
         var rows = (0..<4000).map { _ in makeRow() }.sorted(by: Self.sortsBefore)
-        let index = FetchedResultsIndex(rows: Self.sortedRows(rows), descriptors: Self.descriptors)
+        let initial = Self.sortedRows(rows, trimmed: sharingValues)
+        let sharing = initial.chunks.filter { $0.columns[2].strings.sharesValues }.count
+        #expect(sharingValues ? sharing > 0 : sharing == 0, "chunks sharing values: \(sharing)")
+        let index = FetchedResultsIndex(rows: initial, descriptors: Self.descriptors)
         for round in 0..<24 {
             // Removals: random rows, sometimes a whole group, sometimes nearly everything.
             var removing = Set<Int64>()
@@ -96,6 +104,7 @@ import Testing
             let removingList = Array(removing) + [Int64(-99_999)]
             var chunk = SortedRowsChunk(kinds: Self.kinds, capacity: entering.count)
             for row in entering { Self.append(row, to: &chunk) }
+            if sharingValues && round % 2 == 0 { chunk.trimExcessCapacity() }
             let oldRows = rows
             let oldSections = Self.sections(oldRows)
             let update = try index.bulkUpdate(removing: removingList, entering: chunk, sectionNames: entering.map(Self.sectionName))

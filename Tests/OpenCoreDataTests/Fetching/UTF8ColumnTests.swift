@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The byte-packed string column of sorted rows, checked against an array of optional strings
-/// through random inserts, removals, splits and gathers.
+/// through random inserts, removals, splits and gathers, with and without shared values.
 @Suite struct UTF8ColumnTests {
     static let values: [String?] = [nil, "", "a", "B", "Zoë", "東京", "a longer string than fifteen bytes", "émile 10", "émile 9"]
 
@@ -21,8 +21,9 @@ import Testing
         var random = DifferentialTests.Generator(state: 42)
         var column = UTF8Column()
         var model: [String?] = []
-        for step in 0..<2_000 {
-            switch random.int(0..<10) {
+        var shared = 0
+        for step in 0..<4_000 {
+            switch random.int(0..<13) {
             case 0..<5:
                 let value = random.pick(Self.values)
                 let index = random.int(0..<(model.count + 1))
@@ -39,7 +40,12 @@ import Testing
                 model.removeSubrange(index...)
             case 8:
                 // Gathering runs of two columns, as merging a changed chunk does.
-                let other = Self.make((0..<random.int(0..<6)).map { _ in random.pick(Self.values) })
+                var other = Self.make((0..<random.int(0..<6)).map { _ in random.pick(Self.values) })
+                if random.chance(30) {
+                    // A run of one value, which shares it.
+                    other = Self.make(Array(repeating: random.pick(Self.values), count: random.int(40..<80)))
+                    other.trimExcessCapacity()
+                }
                 let otherModel = Self.contents(other)
                 var segments: [SortedRowsChunk.Segment] = []
                 var expected: [String?] = []
@@ -60,17 +66,75 @@ import Testing
                 }
                 column = UTF8Column(segments: segments, of: column, other)
                 model = expected
+            case 10:
+                // A run of one value, as rows sorted by the column come.
+                let value = random.pick(Self.values)
+                let length = random.int(1..<60)
+                for _ in 0..<length { column.append(value) }
+                model += Array(repeating: value, count: length)
+            case 11:
+                column.trimExcessCapacity()
             default:
                 let value = random.pick(Self.values)
                 column.append(value)
                 model.append(value)
             }
+            if column.sharesValues { shared += 1 }
             #expect(Self.contents(column) == model, "step \(step)")
             if Self.contents(column) != model { return }
         }
+        #expect(shared > 500, "steps with shared values: \(shared)")
         // Stored and read back as a cache does.
-        let copy = UTF8Column(bytes: column.bytes, ends: column.ends)
+        let stored = column.withOneValuePerRow()
+        let copy = UTF8Column(bytes: stored.bytes, ends: stored.ends)
         #expect(copy.map(Self.contents) == model)
+    }
+
+    /// A column sorted by its value (a section key's) keeps each run's value once and a byte a
+    /// row; names, each different, keep their bytes.
+    @Test func repeatedValuesAreSharedWhenThatTakesLessRoom() {
+        let teams = (0..<1_024).map { row -> String? in row < 700 ? "Team Émile \(row / 300)" : (row < 710 ? nil : "Team Zoë") }
+        var column = Self.make(teams)
+        column.trimExcessCapacity()
+        #expect(column.sharesValues)
+        #expect(column.ends.count == 5 && column.valueOfRow.count == 1_024)
+        #expect(Self.contents(column) == teams)
+        #expect(column.compareBytes(0, column, 1_000) == StringComparison.binary("Team Émile 0", "Team Zoë"))
+        #expect(column.isNull(705) && !column.isNull(0))
+
+        let names = (0..<1_024).map { Optional("Name number \($0)") }
+        var unique = Self.make(names)
+        unique.trimExcessCapacity()
+        #expect(!unique.sharesValues)
+        #expect(Self.contents(unique) == names)
+
+        // More runs than a byte names: one value a row.
+        let alternating = (0..<1_024).map { Optional($0 / 3 % 2 == 0 ? "even runs" : "odd runs") }
+        var many = Self.make(alternating)
+        many.trimExcessCapacity()
+        #expect(!many.sharesValues)
+        #expect(Self.contents(many) == alternating)
+    }
+
+    /// Merging a save's rows into a chunk of shared values keeps them shared, copying the chunk's
+    /// value indices, until the values outgrow a byte.
+    @Test func gatheringKeepsValuesShared() {
+        var chunk = Self.make(Array(repeating: "Sales", count: 500) + Array(repeating: "Support", count: 500))
+        chunk.trimExcessCapacity()
+        let entering = Self.make(["Sales", "Research", "Support"])
+        let segments: [SortedRowsChunk.Segment] = [
+            .init(fromSecond: false, range: 0..<400), .init(fromSecond: true, range: 0..<1),
+            .init(fromSecond: false, range: 401..<500), .init(fromSecond: true, range: 1..<3), .init(fromSecond: false, range: 500..<1_000),
+        ]
+        let merged = UTF8Column(segments: segments, of: chunk, entering)
+        #expect(merged.sharesValues)
+        #expect(merged.ends.count == 4, "the chunk's two values, Research, and Support after it")
+        #expect(Self.contents(merged) == Array(repeating: "Sales", count: 500) + ["Research", "Support"] + Array(repeating: "Support", count: 500))
+
+        let newcomers = Self.make((0..<300).map { "Department \($0)" })
+        let grown = UTF8Column(segments: [.init(fromSecond: false, range: 0..<1_000), .init(fromSecond: true, range: 0..<300)], of: chunk, newcomers)
+        #expect(!grown.sharesValues)
+        #expect(Self.contents(grown) == Self.contents(chunk) + (0..<300).map { "Department \($0)" })
     }
 
     @Test func comparesBytesAsCompareAndSQLiteBinary() {
