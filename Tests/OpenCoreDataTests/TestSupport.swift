@@ -19,6 +19,20 @@ enum TestSupport {
         return directory.appendingPathComponent(name)
     }
 
+    /// The bytes the C allocator gives an object's block (glibc's `malloc_usable_size`); nil where
+    /// there is no such function.
+    static func allocatedSize(of object: AnyObject) -> Int? {
+        #if os(Linux)
+        guard let handle = dlopen(nil, RTLD_NOW) else { return nil }
+        defer { dlclose(handle) }
+        guard let symbol = dlsym(handle, "malloc_usable_size") else { return nil }
+        let usableSize = unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int).self)
+        return usableSize(Unmanaged.passUnretained(object).toOpaque())
+        #else
+        return nil
+        #endif
+    }
+
     /// A new empty directory under the temporary directory.
     static func temporaryDirectory() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-tests-\(UUID().uuidString)", isDirectory: true)

@@ -6,6 +6,7 @@ import Foundation
 /// One layout per entity, made when the model freezes and shared by all its objects and rows.
 /// The storage of a row is one allocation of `wordCount` words: a word per slot, then the words
 /// per cell (an `Any?`, `cellWords` words), then a state byte per slot (nil, word present, or kept in the overflow).
+/// A row in a `SlotRowBatch` has the words and cells alone (`batchRowWordCount`).
 /// Unchecked Sendable: immutable; its tables are written only in `init`.
 final class SlotLayout: @unchecked Sendable {
     /// What a slot holds.
@@ -45,6 +46,8 @@ final class SlotLayout: @unchecked Sendable {
     let statesOffset: Int
     /// The size of one row's storage, in words.
     let wordCount: Int
+    /// The size of a row in a `SlotRowBatch`, in words: the words and cells, without state bytes.
+    var batchRowWordCount: Int { statesOffset }
 
     init(kinds: [Kind]) {
         self.kinds = kinds
@@ -99,14 +102,29 @@ extension SlotLayout {
         }
     }
 
-    /// Initializes one row's memory as a copy of another row of this layout (cells retained).
-    func initializeRow(at row: UnsafeMutableRawPointer, copying source: UnsafeRawPointer) {
+    /// Initializes a batch row's memory (`batchRowWordCount` words, no state bytes): words zero,
+    /// cells nil.
+    func initializeWordsAndCells(at row: UnsafeMutableRawPointer) {
+        row.initializeMemory(as: UInt64.self, repeating: 0, count: count)
+        if cellCount > 0 {
+            (row + cellsOffset * 8).bindMemory(to: Any?.self, capacity: cellCount).initialize(repeating: nil, count: cellCount)
+        }
+    }
+
+    /// Initializes the words and cells of one row's memory as a copy of another row's (cells
+    /// retained); state bytes are left to the caller.
+    func initializeWordsAndCells(at row: UnsafeMutableRawPointer, copying source: UnsafeRawPointer) {
         row.copyMemory(from: source, byteCount: count * 8)
-        (row + statesOffset * 8).copyMemory(from: source + statesOffset * 8, byteCount: count)
         if cellCount > 0 {
             (row + cellsOffset * 8).bindMemory(to: Any?.self, capacity: cellCount)
                 .initialize(from: (source + cellsOffset * 8).assumingMemoryBound(to: Any?.self), count: cellCount)
         }
+    }
+
+    /// Initializes one row's memory as a copy of another row of this layout (cells retained).
+    func initializeRow(at row: UnsafeMutableRawPointer, copying source: UnsafeRawPointer) {
+        initializeWordsAndCells(at: row, copying: source)
+        (row + statesOffset * 8).copyMemory(from: source + statesOffset * 8, byteCount: count)
     }
 
     /// The value of a slot in a row laid out by this layout: a cell's contents, a word decoded
@@ -124,14 +142,14 @@ extension SlotLayout {
         }
     }
 
-    /// The raw word of a slot in a row when the slot is of `kind` and holds a word; nil for another
-    /// kind, nil, or a value kept in an overflow table.
+    /// The value of a slot in a batch row, whose word slots hold a word when `holdsWord` says so
+    /// (batch rows keep no state bytes and no overflow values).
     @inline(__always)
-    func word(at slot: Int, inRow row: UnsafeRawPointer, kind: Kind) -> UInt64? {
+    func value(at slot: Int, inBatchRow row: UnsafeRawPointer, holdsWord: Bool) -> Any? {
         assert(slot >= 0 && slot < count, "Slot index out of range")
-        // Wrapping arithmetic: a slot of the layout gives offsets inside the row (no overflow checks).
-        guard kindTable[slot] == kind, row.load(fromByteOffset: statesOffset &* 8 &+ slot, as: UInt8.self) == SlotStorage.stateWord else { return nil }
-        return row.load(fromByteOffset: slot &* 8, as: UInt64.self)
+        let kind = kindTable[slot]
+        if kind == .cell { return row.load(fromByteOffset: cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot], as: Any?.self) }
+        return holdsWord ? SlotStorage.decode(row.load(fromByteOffset: slot * 8, as: UInt64.self), kind) : nil
     }
 
     /// The string a cell slot of a row holds, read in place without copying its `Any?`; nil for a

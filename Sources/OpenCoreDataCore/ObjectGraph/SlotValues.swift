@@ -126,10 +126,16 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
         return storage
     }
 
-    /// New storage holding a copy of a row laid out by `layout` (cells copied, so retained).
-    static func make(layout: SlotLayout, copyingRowAt source: UnsafeRawPointer) -> SlotStorage {
+    /// New storage holding a copy of a batch row laid out by `layout` (words and cells, the cells
+    /// copied, so retained), with each word slot's state from `holdsWord`.
+    static func make(layout: SlotLayout, copyingBatchRowAt source: UnsafeRawPointer, holdsWord: (Int) -> Bool) -> SlotStorage {
         let storage = unsafeDowncast(create(minimumCapacity: layout.wordCount) { _ in Header(layout: layout) }, to: SlotStorage.self)
-        storage.withUnsafeMutablePointerToElements { layout.initializeRow(at: UnsafeMutableRawPointer($0), copying: source) }
+        storage.withUnsafeMutablePointerToElements { words in
+            let row = UnsafeMutableRawPointer(words)
+            layout.initializeWordsAndCells(at: row, copying: source)
+            let states = (row + layout.statesOffset * 8).assumingMemoryBound(to: UInt8.self)
+            for slot in 0..<layout.count { states[slot] = holdsWord(slot) ? stateWord : stateNil }
+        }
         return storage
     }
 
@@ -289,22 +295,40 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
 struct SlotRowWriter {
     private unowned(unsafe) let layout: SlotLayout
     private let row: UnsafeMutableRawPointer
+    /// For a batch row, the batch's bits saying which word slots hold a word and the row's first
+    /// bit (see `SlotRowBatch`); nil for a storage's row, whose state bytes follow its cells.
+    private let presence: (bits: UnsafeMutablePointer<UInt64>, first: Int)?
     /// The storage's overflow table; nil for a batch row, which never holds overflow values.
     private let overflow: UnsafeMutablePointer<[Int: Any]?>?
 
+    /// A writer of a storage's row.
     init(layout: SlotLayout, row: UnsafeMutableRawPointer, overflow: UnsafeMutablePointer<[Int: Any]?>?) {
         self.layout = layout
         self.row = row
+        self.presence = nil
         self.overflow = overflow
+    }
+
+    /// A writer of a batch row whose slots' bits start at bit `firstBit` of `bits`.
+    init(layout: SlotLayout, batchRow row: UnsafeMutableRawPointer, bits: UnsafeMutablePointer<UInt64>, firstBit: Int) {
+        self.layout = layout
+        self.row = row
+        self.presence = (bits, firstBit)
+        self.overflow = nil
     }
 
     /// Stores a word in a word slot (a value of the slot's canonical type, encoded as `SlotStorage.encode` does).
     @inline(__always)
     func set(_ word: UInt64, at slot: Int) {
         assert(slot >= 0 && slot < layout.count && layout.kindTable[slot] != .cell, "Not a word slot")
+        row.assumingMemoryBound(to: UInt64.self)[slot] = word
+        if let (bits, first) = presence {
+            let bit = first &+ slot
+            bits[bit >> 6] |= 1 << UInt64(bit & 63)
+            return
+        }
         let state = (row + layout.statesOffset * 8 + slot).assumingMemoryBound(to: UInt8.self)
         if state.pointee == SlotStorage.stateOverflow { overflow?.pointee?[slot] = nil }
-        row.assumingMemoryBound(to: UInt64.self)[slot] = word
         state.pointee = SlotStorage.stateWord
     }
 
