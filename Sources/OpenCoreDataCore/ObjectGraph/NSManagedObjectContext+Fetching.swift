@@ -14,7 +14,8 @@ extension NSManagedObjectContext {
         case .countResultType:
             results = [NSNumber(value: try count(for: erased))]
         case .dictionaryResultType:
-            results = try asRequester { try parent.fetchDictionaries(erased, entity: entity) }.map { NSDictionary(dictionary: $0) }
+            var dictionaries = DictionaryResultMaker()
+            results = try asRequester { try parent.fetchDictionaries(erased, entity: entity) }.map { dictionaries.make($0) }
         default:
             let objects = try fetchObjects(erased, entity: entity, parent: parent)
             if erased.resultType == .managedObjectIDResultType {

@@ -682,7 +682,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             defer { sqlite3_reset(handle) }
             var results: [[String: Any]] = []
             while try Self.step(handle, db, sql: sql) {
-                var dictionary: [String: Any] = [:]
+                var dictionary = [String: Any](minimumCapacity: columns.count)
                 for (index, column) in columns.enumerated() {
                     let position = Int32(index)
                     if sqlite3_column_type(handle, position) == SQLITE_NULL { continue }
