@@ -17,15 +17,16 @@ struct DictionaryResultMaker {
         let count = row.count
         return withUnsafeTemporaryAllocation(of: NSObject.self, capacity: count) { keyBuffer in
             withUnsafeTemporaryAllocation(of: AnyObject.self, capacity: count) { objectBuffer in
+                // A row of NULLs has no entries (and the buffers may have no address).
                 var index = 0
                 for (name, value) in row {
-                    (keyBuffer.baseAddress! + index).initialize(to: key(for: name))
-                    (objectBuffer.baseAddress! + index).initialize(to: Self.object(value))
+                    keyBuffer.initializeElement(at: index, to: key(for: name))
+                    objectBuffer.initializeElement(at: index, to: Self.object(value))
                     index += 1
                 }
                 defer {
-                    keyBuffer.baseAddress!.deinitialize(count: count)
-                    objectBuffer.baseAddress!.deinitialize(count: count)
+                    keyBuffer.baseAddress?.deinitialize(count: count)
+                    objectBuffer.baseAddress?.deinitialize(count: count)
                 }
                 return NSDictionary(objects: objectBuffer.baseAddress, forKeys: keyBuffer.baseAddress, count: count)
             }
