@@ -108,14 +108,8 @@ struct UTF8Column {
     mutating func insert(_ string: String?, at row: Int) {
         if sharesValues {
             var string = string
-            let shared: Int? = Self.withUTF8(of: &string) { utf8 in
-                for neighbour in [row - 1, row] where neighbour >= 0 && neighbour < count {
-                    if Self.same(utf8, unsafeRow(neighbour)) { return value(ofRow: neighbour) }
-                }
-                guard ends.count < Self.sharedValueLimit else { return nil }
-                appendValue(utf8)
-                return ends.count - 1
-            }
+            let neighbours = (row > 0 ? value(ofRow: row - 1) : nil, row < count ? value(ofRow: row) : nil)
+            let shared = Self.withUTF8(of: &string) { sharedValue(for: $0, reusing: neighbours) }
             if let shared { return valueOfRow.insert(UInt8(shared), at: row) }
             makeOneValuePerRow()
         }
@@ -182,6 +176,18 @@ struct UTF8Column {
     private mutating func appendValue(_ utf8: UnsafeRawBufferPointer?) {
         if let utf8 { bytes.append(contentsOf: utf8) }
         ends.append(UInt32(bytes.count) | (utf8 == nil ? Self.nullFlag : 0))
+    }
+
+    /// The index of a value holding `utf8` in a column of shared values: one of `candidates`
+    /// (value indices) when it holds the same bytes, else a value appended for it; nil when the
+    /// column has no room for another (`sharedValueLimit`).
+    @inline(__always)
+    private mutating func sharedValue(for utf8: UnsafeRawBufferPointer?, reusing candidates: (Int?, Int?)) -> Int? {
+        if let candidate = candidates.0, Self.same(utf8, unsafeValue(candidate)) { return candidate }
+        if let candidate = candidates.1, Self.same(utf8, unsafeValue(candidate)) { return candidate }
+        guard ends.count < Self.sharedValueLimit else { return nil }
+        appendValue(utf8)
+        return ends.count - 1
     }
 
     /// Calls `body` with a string's UTF-8 bytes (nil for nil).
@@ -323,16 +329,10 @@ struct UTF8Column {
                 indices.append(contentsOf: first.valueOfRow[segment.range])
                 continue
             }
-            let source = segment.fromSecond ? second : first
             for row in segment.range {
-                let utf8 = source.unsafeRow(row)
-                if let last = indices.last, same(utf8, result.unsafeValue(Int(last))) {
-                    indices.append(last)
-                } else {
-                    guard result.ends.count < sharedValueLimit else { return nil }
-                    result.appendValue(utf8)
-                    indices.append(UInt8(result.ends.count - 1))
-                }
+                let utf8 = segment.fromSecond ? second.unsafeRow(row) : first.unsafeRow(row)
+                guard let value = result.sharedValue(for: utf8, reusing: (indices.last.map(Int.init), nil)) else { return nil }
+                indices.append(UInt8(value))
             }
         }
         result.valueOfRow = indices

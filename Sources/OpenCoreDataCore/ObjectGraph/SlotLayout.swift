@@ -127,29 +127,32 @@ extension SlotLayout {
         (row + statesOffset * 8).copyMemory(from: source + statesOffset * 8, byteCount: count)
     }
 
-    /// The value of a slot in a row laid out by this layout: a cell's contents, a word decoded
-    /// (see `SlotStorage.decode`), nil, or, for a value kept in an overflow table, what `overflow`
-    /// returns for the slot (only ever called in that case).
+    /// The value of a slot in a row laid out by this layout: a cell's contents, or for a word slot
+    /// by its state (`SlotStorage.stateWord`, `stateNil` or `stateOverflow`; a storage's row keeps
+    /// it in a byte, see `state(at:inRow:)`, a batch row in a bit) the word decoded (see
+    /// `SlotStorage.decode`), nil, or what `overflow` returns for the slot (only ever called then).
     @inline(__always)
-    func value(at slot: Int, inRow row: UnsafeRawPointer, overflow: (Int) -> Any?) -> Any? {
+    func value(at slot: Int, inRow row: UnsafeRawPointer, state: @autoclosure () -> UInt8, overflow: (Int) -> Any?) -> Any? {
         assert(slot >= 0 && slot < count, "Slot index out of range")
         let kind = kindTable[slot]
-        if kind == .cell { return row.load(fromByteOffset: cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot], as: Any?.self) }
-        switch row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self) {
+        if kind == .cell { return cell(at: slot, inRow: row).load(as: Any?.self) }
+        switch state() {
         case SlotStorage.stateWord: return SlotStorage.decode(row.load(fromByteOffset: slot * 8, as: UInt64.self), kind)
         case SlotStorage.stateOverflow: return overflow(slot)
         default: return nil
         }
     }
 
-    /// The value of a slot in a batch row, whose word slots hold a word when `holdsWord` says so
-    /// (batch rows keep no state bytes and no overflow values).
+    /// The state byte of a word slot in a storage's row (batch rows have none).
     @inline(__always)
-    func value(at slot: Int, inBatchRow row: UnsafeRawPointer, holdsWord: Bool) -> Any? {
-        assert(slot >= 0 && slot < count, "Slot index out of range")
-        let kind = kindTable[slot]
-        if kind == .cell { return row.load(fromByteOffset: cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot], as: Any?.self) }
-        return holdsWord ? SlotStorage.decode(row.load(fromByteOffset: slot * 8, as: UInt64.self), kind) : nil
+    func state(at slot: Int, inRow row: UnsafeRawPointer) -> UInt8 {
+        row.load(fromByteOffset: statesOffset * 8 + slot, as: UInt8.self)
+    }
+
+    /// The address of a cell slot's `Any?` in a row.
+    @inline(__always)
+    func cell(at slot: Int, inRow row: UnsafeRawPointer) -> UnsafeRawPointer {
+        row + cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot]
     }
 
     /// The string a cell slot of a row holds, read in place without copying its `Any?`; nil for a
@@ -158,7 +161,7 @@ extension SlotLayout {
     func string(at slot: Int, inRow row: UnsafeRawPointer) -> String? {
         assert(slot >= 0 && slot < count, "Slot index out of range")
         guard kindTable[slot] == .cell else { return nil }
-        let cell = row + cellsOffset * 8 + MemoryLayout<Any?>.stride * cellTable[slot]
+        let cell = cell(at: slot, inRow: row)
         // An `Any?` is a three-word value buffer and its type's metadata (0 for nil); a `String`
         // lies in the buffer (see `ExistentialFastPath`).
         guard cell.load(fromByteOffset: 24, as: UnsafeRawPointer?.self) == unsafeBitCast(String.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }

@@ -41,6 +41,18 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
         return made
     }
 
+    /// Whether bit `bit` of the bits saying which word slots hold a word is set.
+    @inline(__always)
+    static func isSet(_ bit: Int, in bits: UnsafePointer<UInt64>) -> Bool {
+        bits[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+    }
+
+    /// Sets bit `bit` of the bits saying which word slots hold a word.
+    @inline(__always)
+    static func set(_ bit: Int, in bits: UnsafeMutablePointer<UInt64>) {
+        bits[bit >> 6] |= 1 << UInt64(bit & 63)
+    }
+
     /// Whether no row can be appended.
     var isFull: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.capacity } }
     /// The number of rows.
@@ -72,8 +84,7 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
             return Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
                 let first = index &* layout.count
                 return body(layout, UnsafeRawPointer(words + index &* layout.batchRowWordCount)) { slot in
-                    let bit = first &+ slot
-                    return bits[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+                    SlotRowBatch.isSet(first &+ slot, in: bits)
                 }
             }
         }
@@ -83,7 +94,9 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     /// Batch rows hold no overflow values (see the invariants above).
     @inline(__always)
     func value(row index: Int, slot: Int) -> Any? {
-        withRow(index) { layout, row, holdsWord in layout.value(at: slot, inBatchRow: row, holdsWord: holdsWord(slot)) }
+        withRow(index) { layout, row, holdsWord in
+            layout.value(at: slot, inRow: row, state: holdsWord(slot) ? SlotStorage.stateWord : SlotStorage.stateNil) { _ in nil }
+        }
     }
 
     /// The string a cell slot of a row holds, read in place (see `SlotLayout.string(at:inRow:)`).

@@ -177,7 +177,7 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, UInt64> {
         withUnsafeMutablePointers { header, words in
             // The storage keeps its layout alive: read it without a retain.
             Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
-                layout.value(at: slot, inRow: UnsafeRawPointer(words)) { header.pointee.overflow?[$0] ?? nil }
+                layout.value(at: slot, inRow: UnsafeRawPointer(words), state: layout.state(at: slot, inRow: UnsafeRawPointer(words))) { header.pointee.overflow?[$0] ?? nil }
             }
         }
     }
@@ -323,8 +323,7 @@ struct SlotRowWriter {
         assert(slot >= 0 && slot < layout.count && layout.kindTable[slot] != .cell, "Not a word slot")
         row.assumingMemoryBound(to: UInt64.self)[slot] = word
         if let (bits, first) = presence {
-            let bit = first &+ slot
-            bits[bit >> 6] |= 1 << UInt64(bit & 63)
+            SlotRowBatch.set(first &+ slot, in: bits)
             return
         }
         let state = (row + layout.statesOffset * 8 + slot).assumingMemoryBound(to: UInt8.self)
@@ -336,6 +335,6 @@ struct SlotRowWriter {
     @inline(__always)
     func setCell(_ value: Any?, at slot: Int) {
         assert(slot >= 0 && slot < layout.count && layout.kindTable[slot] == .cell, "Not a cell slot")
-        (row + layout.cellsOffset * 8 + MemoryLayout<Any?>.stride * layout.cellTable[slot]).assumingMemoryBound(to: Any?.self).pointee = value
+        UnsafeMutableRawPointer(mutating: layout.cell(at: slot, inRow: row)).assumingMemoryBound(to: Any?.self).pointee = value
     }
 }
