@@ -118,4 +118,43 @@ import Testing
             }
         }
     }
+
+    /// Opening a store and fetching from it changes nothing in its file: no bytes of the database
+    /// (not even SQLite's change counter or schema cookie), no side files left behind.
+    @Test func openingAndFetchingLeavesTheFileAsItWas() throws {
+        let model = TestSupport.makeCompanyModel()
+        let url = try Self.storeWithEmployees(3, model: model)
+        let directory = url.deletingLastPathComponent()
+        let bytes = try Data(contentsOf: url)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let fetched = try TestSupport.context(coordinator).fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+        #expect(fetched.count == 3)
+        try coordinator.remove(store)
+
+        #expect(try Data(contentsOf: url) == bytes, "the database file changed though nothing was saved")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == files)
+    }
+
+    /// `NSSQLitePragmasOption`'s `journal_mode` is Core Data's way to keep a store in one file
+    /// (`"DELETE"`): the store honours it, and without it the store is in WAL mode again.
+    @Test func journalModePragmaIsHonoured() throws {
+        let model = TestSupport.makeCompanyModel()
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("Journal.sqlite")
+        let options: [AnyHashable: Any] = [NSSQLitePragmasOption: ["journal_mode": "DELETE"]]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        let context = TestSupport.context(coordinator)
+        NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context).setValue("One file", forKey: "name")
+        try context.save()
+        #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"), "a DELETE-journal store has no WAL file")
+        #expect(try Self.read(url) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "delete")
+        try coordinator.remove(store)
+
+        let (reopened, _) = try TestSupport.coordinator(model, url: url)
+        #expect(try TestSupport.context(reopened).count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 1)
+        #expect(try Self.read(url) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+    }
 }

@@ -67,7 +67,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         schema = SQLiteSchema(entities: entities, storedNumbers: [:])
         derivedAttributes = try SQLiteDerivedAttributes(schema: schema)
         do {
-            database = try DatabaseQueue(configuration: connectionConfiguration(journalMode: .default))
+            database = try DatabaseQueue(configuration: connectionConfiguration(walUnlessAsked: false))
         } catch {
             throw Self.translate(error, url: url, during: .opening)
         }
@@ -127,7 +127,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if isReadOnly {
             sideFilesCreatedByReading = StoreFiles.sideFileSuffixes.map { url.path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         }
-        let configuration = connectionConfiguration(journalMode: isReadOnly ? .default : .wal)
+        let configuration = connectionConfiguration(walUnlessAsked: !isReadOnly)
         do {
             if isReadOnly, readOnlyFile == nil { readOnlyFile = try SQLiteReadOnlyFile(url) }
             database = try DatabaseQueue(path: readOnlyFile?.name ?? url.path, configuration: configuration)
@@ -137,16 +137,30 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The store connection's settings: the options' lock timeout and pragmas, and the functions
-    /// and collations its SQL uses.
-    private func connectionConfiguration(journalMode: Configuration.JournalModeConfiguration) -> Configuration {
+    /// and collations its SQL uses. `walUnlessAsked`: the connection puts the file in WAL mode
+    /// (synchronous NORMAL), as Core Data does, unless the options' pragmas set `journal_mode`
+    /// (Core Data's way to keep a store in one file: `["journal_mode": "DELETE"]`).
+    ///
+    /// The journal mode is set here rather than by GRDB's `.wal` configuration, which writes a
+    /// table and drops it whenever the WAL file is missing or empty (every first open), changing
+    /// the store's file at open; opening a store must leave its file as it is.
+    private func connectionConfiguration(walUnlessAsked: Bool) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = isReadOnly
-        configuration.journalMode = journalMode
+        configuration.journalMode = .default
         configuration.busyMode = .timeout(StoreOptions.seconds(options?[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout)
         configuration.label = "OpenCoreData.SQLiteStore"
-        let pragmas = ((options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]).map { "PRAGMA \($0.key) = \($0.value)" }
+        let askedPragmas = (options?[NSSQLitePragmasOption] as? [String: Any]) ?? [:]
+        let pragmas = askedPragmas.map { "PRAGMA \($0.key) = \($0.value)" }
+        let setsWAL = walUnlessAsked && !askedPragmas.keys.contains { $0.lowercased() == "journal_mode" }
         let matchFunction = predicateRegistry.matchFunction()
         configuration.prepareDatabase { db in
+            if setsWAL {
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "could not put the store in WAL mode")
+                }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
             for pragma in pragmas { try db.execute(sql: pragma) }
             db.add(function: matchFunction)
             SQLiteDerivedAttributes.registerFunctions(db)
