@@ -35,8 +35,8 @@ enum EntityClassRegistry {
 
     /// Records any class under its qualified and simple names, and its module.
     static func registerClass(_ type: AnyClass) {
-        let qualified = String(reflecting: type)
-        let simple = String(describing: type)
+        let qualified = typeName(type, qualified: true)
+        let simple = typeName(type, qualified: false)
         state.withLock { state in
             guard state.classesByName[qualified] == nil else { return }
             state.classesByName[qualified] = type
@@ -71,8 +71,8 @@ enum EntityClassRegistry {
         let frozen = model.isFrozen
         if frozen, let known = model.entitiesByClass.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         register(type)
-        let simple = String(describing: type)
-        let qualified = String(reflecting: type)
+        let simple = typeName(type, qualified: false)
+        let qualified = typeName(type, qualified: true)
         let found = model.entities.first { entity in
             let name = entity.managedObjectClassName ?? ""
             return name == qualified || unqualified(name) == simple
@@ -111,10 +111,19 @@ enum EntityClassRegistry {
         if candidates.isEmpty, qualified { candidates = SwiftClassDirectory.classes(named: simple) }
         let typed = candidates.compactMap { candidate -> (module: String, type: T)? in
             guard let typed = candidate as? T else { return nil }
-            return (String(String(reflecting: candidate).prefix { $0 != "." }), typed)
+            return (String(typeName(candidate, qualified: true).prefix { $0 != "." }), typed)
         }
         // Several modules' classes of one name: the one in a module whose classes the program used.
         return (typed.first { modules.contains($0.module) } ?? typed.min { $0.module < $1.module })?.type
+    }
+
+    /// A class's name as `String(reflecting:)` (qualified) or `String(describing:)` gives it, read
+    /// from its metadata directly: the `String` initializers first ask the runtime whether a
+    /// metatype conforms to their printing protocols, and each such question the runtime has not
+    /// answered before searches every conformance of every loaded image (a large share of
+    /// opening a first store, once per class).
+    private static func typeName(_ type: AnyClass, qualified: Bool) -> String {
+        _typeName(type, qualified: qualified)
     }
 
     private static func unqualified(_ name: String) -> String {

@@ -67,6 +67,25 @@ import Testing
         #expect(matched >= 230)
     }
 
+    /// Opening Apple's store and reading all of it changes nothing in the file but what WAL mode
+    /// changes in SQLite's 100-byte header (Apple's Core Data opens a store in WAL mode too): no
+    /// metadata rewritten, no tables added, no page touched.
+    @Test func readingLeavesTheFileAsAppleWroteIt() throws {
+        let url = try copyOfStore()
+        let original = try Data(contentsOf: url)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try TestSupport.model("failedbanks", "FailedBanksCD"))
+        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let context = TestSupport.context(coordinator)
+        let banks = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FailedBankInfo"))
+        #expect(banks.count > 200)
+        for bank in banks { _ = bank.value(forKeyPath: "details.closeDate") }
+        try coordinator.remove(store)
+        let reread = try Data(contentsOf: url)
+        #expect(reread.count == original.count)
+        #expect(reread.dropFirst(100) == original.dropFirst(100), "the Apple-written file changed though nothing was saved")
+        #expect(reread.prefix(18) == original.prefix(18))
+    }
+
     @Test func firstBankIsExact() throws {
         let (context, _) = try openCopy()
         let request = NSFetchRequest<NSManagedObject>(entityName: "FailedBankDetails")
