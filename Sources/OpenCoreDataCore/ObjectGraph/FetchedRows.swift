@@ -62,16 +62,19 @@ struct FetchedRows {
     }
 
     /// Calls `body` with every row in order, leaving no rows: each chunk is freed once passed.
-    mutating func consume(_ body: (FetchedRow) throws -> Void) rethrows {
+    /// Each row is lent where it lies, valid only during its call: a reader of its plain fields
+    /// (`batchReference`, `primaryKey`, …) copies nothing, where a copy of the row would retain
+    /// and release its references.
+    mutating func consume(_ body: (UnsafePointer<FetchedRow>) throws -> Void) rethrows {
         var pending = chunks
         pending.append(current)
         self = FetchedRows()
         for index in pending.indices {
             let chunk = pending[index]
             pending[index] = []
-            // Rows lent from the buffer, not copied out of it (a copy retains each row's references).
             try chunk.withUnsafeBufferPointer { rows in
-                for position in rows.indices { try body(rows[position]) }
+                guard let first = rows.baseAddress else { return }
+                for position in rows.indices { try body(first + position) }
             }
         }
     }

@@ -126,7 +126,7 @@ extension NSManagedObjectContext {
         // Each chunk of rows is freed once its objects exist (see `FetchedRows`).
         rows.consume { row in
             objects.append(registerFetched(row, asFault: asFault, refresh: refresh))
-            if batching { ids.append(row.objectID) }
+            if batching { ids.append(row.pointee.objectID) }
         }
         if batching {
             let batch = FaultBatch(ids: ids, size: request.fetchBatchSize)

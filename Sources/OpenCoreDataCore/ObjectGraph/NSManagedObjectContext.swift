@@ -324,22 +324,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Registers an object fetched from the parent (reading its row in place when it sits in a
-    /// batch), or updates a registered one that has no changes.
-    func registerFetched(_ fetched: FetchedRow, asFault: Bool, refresh: Bool) -> NSManagedObject {
-        let key = fetched.key
-        guard case .batched(let batch) = fetched.values else {
+    /// batch), or updates a registered one that has no changes. `row` is lent by
+    /// `FetchedRows.consume`: a row in a batch is read field by field, never copied (a copy would
+    /// retain and release its references for every object made).
+    func registerFetched(_ row: UnsafePointer<FetchedRow>, asFault: Bool, refresh: Bool) -> NSManagedObject {
+        guard let batch = row.pointee.batchReference else {
+            let fetched = row.pointee
+            let key = fetched.key
             if let existing = registry[key] { return updateFetched(existing, row: fetched.row, asFault: asFault, refresh: refresh) }
             return registerNewFetched(NSManagedObject.makeFetched(fetched, context: self), key: key, row: fetched.row, asFault: asFault)
         }
-        // The closure captures the row's scalars, not the row: capturing the row would copy it
-        // (retaining its references) for every object made.
-        let entity = fetched.entityReference
-        let primaryKey = fetched.primaryKey, storeNumber = fetched.storeNumber
+        let entity = row.pointee.entityReference
+        let primaryKey = row.pointee.primaryKey, storeNumber = row.pointee.storeNumber
+        let key = entity._withUnsafeGuaranteedRef { ObjectKey(primaryKey: primaryKey, of: $0, store: Int(storeNumber)) }
         let (object, registered) = registry.object(forPermanentKey: key) {
             entity._withUnsafeGuaranteedRef { NSManagedObject.makeFetched($0, primaryKey: primaryKey, storeNumber: storeNumber, context: self) }
         }
-        guard registered else { return updateFetched(object, row: fetched.row, asFault: asFault, refresh: refresh) }
-        object.useRow(Int(fetched.batchRow), of: batch, version: fetched.version)
+        guard registered else { return updateFetched(object, row: row.pointee.row, asFault: asFault, refresh: refresh) }
+        batch._withUnsafeGuaranteedRef { object.useRow(Int(row.pointee.batchRow), of: $0, version: row.pointee.version) }
         object.faultFlag = true
         if !asFault { object.fireFaultIfNeeded() }
         return object

@@ -39,6 +39,9 @@ struct FetchedRow {
     /// The optimistic-locking version (`Z_OPT`) of a row read with its values.
     let version: Int64
     let values: Values
+    /// For a `.batched` row, its batch unretained (the row's `values` keep it alive): what the
+    /// context reads through a lent row (`FetchedRows.consume`) without copying the row.
+    let batchReference: Unmanaged<SlotRowBatch>?
 
     init(_ objectID: NSManagedObjectID, _ row: StoredRow?) {
         madeID = objectID
@@ -48,6 +51,7 @@ struct FetchedRow {
         batchRow = 0
         version = row?.version ?? 0
         values = row.map { Values.own($0.values) } ?? .none
+        batchReference = nil
     }
 
     /// A row of a batch, its ID not made yet: `ids` makes it when it is needed.
@@ -59,6 +63,7 @@ struct FetchedRow {
         batchRow = Int32(truncatingIfNeeded: index)
         self.version = version
         values = .batched(batch)
+        batchReference = Unmanaged.passUnretained(batch)
     }
 
     /// The object's identity as a key.

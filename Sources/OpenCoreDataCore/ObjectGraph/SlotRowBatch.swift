@@ -63,13 +63,15 @@ final class SlotRowBatch: ManagedBuffer<SlotRowBatch.Header, UInt64> {
     func appendRow(_ body: (SlotRowWriter) throws -> Void) rethrows -> Int {
         try withUnsafeMutablePointers { header, words in
             assert(header.pointee.count < header.pointee.capacity, "The row batch is full")
-            let layout = header.pointee.layout
             let index = header.pointee.count
-            let row = UnsafeMutableRawPointer(words + index * layout.batchRowWordCount)
-            layout.initializeWordsAndCells(at: row)
-            header.pointee.count = index + 1
-            try body(SlotRowWriter(layout: layout, batchRow: row, bits: words + header.pointee.bitsOffset, firstBit: index * layout.count))
-            return index
+            // The batch keeps its layout alive: lent without a retain.
+            return try Unmanaged.passUnretained(header.pointee.layout)._withUnsafeGuaranteedRef { layout in
+                let row = UnsafeMutableRawPointer(words + index * layout.batchRowWordCount)
+                layout.initializeWordsAndCells(at: row)
+                header.pointee.count = index + 1
+                try body(SlotRowWriter(layout: layout, batchRow: row, bits: words + header.pointee.bitsOffset, firstBit: index * layout.count))
+                return index
+            }
         }
     }
 

@@ -658,8 +658,11 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                         let capacity = min(SlotRowBatch.maximumCapacity, max(32, 2 * (batch?.count ?? 0)))
                         batch = SlotRowBatch.make(layout: rowPlan.layout, capacity: capacity)
                     }
-                    let index = batch.unsafelyUnwrapped.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
-                    result.append(FetchedRow(rowPlan.entity, primaryKey: pk, of: ids, row: index, of: batch.unsafelyUnwrapped, version: sqlite3_column_int64(handle, 2)))
+                    // `batch` keeps the batch alive: lent without a retain (the row's is the one kept).
+                    Unmanaged.passUnretained(batch.unsafelyUnwrapped)._withUnsafeGuaranteedRef { batch in
+                        let index = batch.appendRow { fillRow($0, from: handle, plan: rowPlan, db: db) }
+                        result.append(FetchedRow(rowPlan.entity, primaryKey: pk, of: ids, row: index, of: batch, version: sqlite3_column_int64(handle, 2)))
+                    }
                 }
             }
             return result
