@@ -62,12 +62,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// The current values by slot (empty while a fault without data).
     var values: SlotValues {
-        get { useOwnValues(); return storedValues ?? SlotValues() }
-        _modify {
-            useOwnValues()
-            if storedValues == nil { storedValues = SlotValues() }
-            yield &storedValues!
-        }
+        get { useOwnValues(); return storedValues }
+        _modify { useOwnValues(); yield &storedValues }
     }
     /// The values last read from or written to the store, by slot.
     var committedValues: SlotValues? {
@@ -78,10 +74,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     // large fetch is one of many, and at 120 bytes it takes a 128-byte block of the allocator (at
     // 121 it would take 144). `objectsTakeTheSmallestBlock` guards the size.
 
-    /// What `values` and `committedValues` hold once the object has values of its own; `values`
-    /// reads nil as no values (the shared empty storage, which an object made for a fetched row
-    /// so never retains or releases).
-    @exclusivity(unchecked) private var storedValues: SlotValues?
+    /// What `values` and `committedValues` hold once the object has values of its own.
+    @exclusivity(unchecked) private var storedValues: SlotValues
     @exclusivity(unchecked) private var storedCommittedValues: SlotValues?
     /// For an object fetched from the SQLite store with its values: the batch holding its row,
     /// which stands for both `values` and `committedValues` until either is used (see
@@ -162,7 +156,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         // The object takes the caller's reference (no retain of its own); the rest reads `self.entity`.
         self.entity = consume entity
         // Storage is allocated on first use: a fetched object receives its row instead.
-        self.storedValues = nil
+        self.storedValues = SlotValues()
         super.init()
         if let context {
             coreDataPrecondition(!self.entity.isAbstract, "Cannot create an object of the abstract entity \(self.entity.name ?? "?"): insert one of its subentities.")
@@ -275,7 +269,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         checkContextQueue("a property access")
         if faultFlag {
             fireFault()
-        } else if rowBatch == nil, (storedValues?.count ?? 0) != entity.slotKeys.count {
+        } else if rowBatch == nil, storedValues.count != entity.slotKeys.count {
             allocateStorage()
         }
     }
@@ -296,8 +290,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Makes a row of a batch the object's committed and current values, without copying it.
     final func useRow(_ index: Int, of batch: SlotRowBatch, version: Int64) {
         // A new object has no values yet (the common case: skip replacing them with none).
-        if storedCommittedValues != nil || storedValues != nil {
-            storedValues = nil
+        if storedCommittedValues != nil || !storedValues.isEmpty {
+            storedValues = SlotValues()
             storedCommittedValues = nil
         }
         rowBatch = batch
@@ -354,8 +348,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 batch.word(row: row, slot: slot, kind: kind)
             }
         }
-        guard let values = storedValues, values.kind(at: slot) == kind else { return nil }
-        return values.word(at: slot)
+        guard storedValues.kind(at: slot) == kind else { return nil }
+        return storedValues.word(at: slot)
     }
 
     /// The raw word of a fixed-width attribute of `kind` named by a literal or model-made key

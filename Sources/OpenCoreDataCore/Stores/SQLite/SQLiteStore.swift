@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The SQLite store: incremental, in WAL mode, in Core Data's on-disk layout (see `SQLiteSchema`).
+/// The SQLite store: incremental, in WAL mode (unless `NSSQLitePragmasOption` sets `journal_mode`),
+/// in Core Data's on-disk layout (see `SQLiteSchema`).
 ///
 /// Fetches run in SQLite (filtering, sorting, limits); rows are decoded with the raw statement
 /// handle. A save is one immediate transaction: primary keys, inserts, updates, deletes and join
