@@ -27,22 +27,24 @@ enum EntityClassRegistry {
 
     private static let state = LockedValue(State())
 
-    /// Records a class so entities naming it can find it.
-    static func register(_ type: NSManagedObject.Type) {
-        guard type != NSManagedObject.self else { return }
-        registerClass(type)
+    /// Records a class so entities naming it can find it; returns its names (see `names(of:)`).
+    @discardableResult
+    static func register(_ type: NSManagedObject.Type) -> (qualified: String, simple: String) {
+        guard type != NSManagedObject.self else { return names(of: type) }
+        return registerClass(type)
     }
 
-    /// Records any class under its qualified and simple names, and its module.
-    static func registerClass(_ type: AnyClass) {
-        let qualified = typeName(type, qualified: true)
-        let simple = typeName(type, qualified: false)
+    /// Records any class under its qualified and simple names, and its module; returns the names.
+    @discardableResult
+    static func registerClass(_ type: AnyClass) -> (qualified: String, simple: String) {
+        let (qualified, simple) = names(of: type)
         state.withLock { state in
             guard state.classesByName[qualified] == nil else { return }
             state.classesByName[qualified] = type
             if state.classesByName[simple] == nil { state.classesByName[simple] = type }
             if let module = qualified.split(separator: ".").first { state.modules.insert(String(module)) }
         }
+        return (qualified, simple)
     }
 
     /// Records a model so `Team.entity()` can search it.
@@ -70,9 +72,7 @@ enum EntityClassRegistry {
     static func entity(for type: NSManagedObject.Type, in model: NSManagedObjectModel) -> NSEntityDescription? {
         let frozen = model.isFrozen
         if frozen, let known = model.entitiesByClass.withLock({ $0[ObjectIdentifier(type)] }) { return known }
-        register(type)
-        let simple = typeName(type, qualified: false)
-        let qualified = typeName(type, qualified: true)
+        let (qualified, simple) = register(type)
         let found = model.entities.first { entity in
             let name = entity.managedObjectClassName ?? ""
             return name == qualified || unqualified(name) == simple
@@ -111,19 +111,19 @@ enum EntityClassRegistry {
         if candidates.isEmpty, qualified { candidates = SwiftClassDirectory.classes(named: simple) }
         let typed = candidates.compactMap { candidate -> (module: String, type: T)? in
             guard let typed = candidate as? T else { return nil }
-            return (String(typeName(candidate, qualified: true).prefix { $0 != "." }), typed)
+            return (String(_typeName(candidate, qualified: true).prefix { $0 != "." }), typed)
         }
         // Several modules' classes of one name: the one in a module whose classes the program used.
         return (typed.first { modules.contains($0.module) } ?? typed.min { $0.module < $1.module })?.type
     }
 
-    /// A class's name as `String(reflecting:)` (qualified) or `String(describing:)` gives it, read
-    /// from its metadata directly: the `String` initializers first ask the runtime whether a
-    /// metatype conforms to their printing protocols, and each such question the runtime has not
-    /// answered before searches every conformance of every loaded image (a large share of
+    /// A class's names as `String(reflecting:)` (qualified) and `String(describing:)` (simple) give
+    /// them, read from its metadata directly: the `String` initializers first ask the runtime
+    /// whether a metatype conforms to their printing protocols, and each such question the runtime
+    /// has not answered before searches every conformance of every loaded image (a large share of
     /// opening a first store, once per class).
-    private static func typeName(_ type: AnyClass, qualified: Bool) -> String {
-        _typeName(type, qualified: qualified)
+    private static func names(of type: AnyClass) -> (qualified: String, simple: String) {
+        (_typeName(type, qualified: true), _typeName(type, qualified: false))
     }
 
     private static func unqualified(_ name: String) -> String {

@@ -336,7 +336,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         let entity = row.pointee.entityReference
         let primaryKey = row.pointee.primaryKey, storeNumber = row.pointee.storeNumber
-        let key = entity._withUnsafeGuaranteedRef { ObjectKey(primaryKey: primaryKey, of: $0, store: Int(storeNumber)) }
+        let key = FetchedRow.key(primaryKey: primaryKey, of: entity, storeNumber: storeNumber)
         let (object, registered) = registry.object(forPermanentKey: key) {
             entity._withUnsafeGuaranteedRef { NSManagedObject.makeFetched($0, primaryKey: primaryKey, storeNumber: storeNumber, context: self) }
         }

@@ -67,8 +67,12 @@ struct FetchedRow {
     }
 
     /// The object's identity as a key.
-    var key: ObjectKey {
-        entityReference._withUnsafeGuaranteedRef { ObjectKey(primaryKey: primaryKey, of: $0, store: Int(storeNumber)) }
+    var key: ObjectKey { Self.key(primaryKey: primaryKey, of: entityReference, storeNumber: storeNumber) }
+
+    /// A row's key from its plain fields (what a reader of a lent row uses, copying no row).
+    @inline(__always)
+    static func key(primaryKey: Int64, of entity: Unmanaged<NSEntityDescription>, storeNumber: Int32) -> ObjectKey {
+        entity._withUnsafeGuaranteedRef { ObjectKey(primaryKey: primaryKey, of: $0, store: Int(storeNumber)) }
     }
 
     /// The object's ID (made now when the store did not make it).
