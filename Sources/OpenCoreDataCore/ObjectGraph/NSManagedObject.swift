@@ -57,8 +57,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
             return id
         }
     }
-    /// The context the object lives in; nil once it has been removed from it.
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    /// The context the object lives in; nil once it has been removed from it, or freed.
+    public internal(set) var managedObjectContext: NSManagedObjectContext? {
+        get { contextLink?.context }
+        set { contextLink = newValue?.link }
+    }
+    /// The context's `link` (a weak reference to it, shared by all its objects): an object holds
+    /// it strongly, which costs a plain retain where a `weak` reference of its own would make the
+    /// runtime find the context's side table and count a weak reference in it, for every object.
+    @exclusivity(unchecked) private var contextLink: WeakContext?
+
+    /// Whether the object lives in `context`: `managedObjectContext === context`, without loading
+    /// the weak reference.
+    @inline(__always)
+    final func lives(in context: NSManagedObjectContext) -> Bool { contextLink === context.link }
 
     /// The current values by slot (empty while a fault without data).
     var values: SlotValues {

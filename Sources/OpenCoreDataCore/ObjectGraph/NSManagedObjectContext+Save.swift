@@ -213,7 +213,7 @@ extension NSManagedObjectContext {
         changes.updated = updated.map { record(for: $0) }
         changes.deleted = deleted.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
         // Changed and deleted objects are checked anyway, and new ones have no stored version.
-        changes.checked = objectsToCheckForConflicts.values.filter { $0.managedObjectContext === self && !$0.hasChanges && !$0.objectID.isTemporaryID }
+        changes.checked = objectsToCheckForConflicts.values.filter { $0.lives(in: self) && !$0.hasChanges && !$0.objectID.isTemporaryID }
             .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }
         changes.author = historyAuthor
         if let coordinatorStorage, coordinatorStorage.tracksPersistentHistory {

@@ -232,7 +232,7 @@ struct ObjectSnapshot {
     let saveGeneration: Int
 
     init(of object: NSManagedObject, in context: NSManagedObjectContext) {
-        let inContext = object.managedObjectContext === context
+        let inContext = object.lives(in: context)
         if inContext { object.fireFaultIfNeeded() }
         self.object = object
         values = object.values

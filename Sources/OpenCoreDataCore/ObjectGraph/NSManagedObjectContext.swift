@@ -103,6 +103,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Fetched properties evaluated in this context, until their objects are refreshed.
     @exclusivity(unchecked) var fetchedPropertyResults = FetchedPropertyCache()
 
+    /// The weak reference to this context that its objects share (see
+    /// `NSManagedObject.managedObjectContext`).
+    let link = WeakContext()
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// The thread that created a confinement context (what concurrency debugging checks it against).
@@ -122,6 +125,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         creatingThread = concurrencyType == .confinementConcurrencyType ? pthread_self() : nil
         ConcurrencyDebugging.enableIfRequested()
         super.init()
+        link.context = self
         queue?.setSpecific(key: queueKey, value: ObjectIdentifier(self))
     }
 
@@ -393,8 +397,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     private func insertObject(_ object: NSManagedObject, adopted: Bool) {
-        if object.managedObjectContext === self, object.insertedFlag { return }
-        coreDataPrecondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+        if object.lives(in: self), object.insertedFlag { return }
+        coreDataPrecondition(object.managedObjectContext == nil || object.lives(in: self),
                              "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
         willChangeForUndo(object)
         if object.deletedFlag {
@@ -424,7 +428,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// the destinations, Nullify removes the object from their inverses; Deny is checked at save.
     public func delete(_ object: NSManagedObject) {
         checkQueue("delete(_:)")
-        guard object.managedObjectContext === self, !object.deletedFlag else { return }
+        guard object.lives(in: self), !object.deletedFlag else { return }
         object.fireFaultIfNeeded()
         willChangeForUndo(object)
         object.prepareForDeletion()
@@ -479,7 +483,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Records that a registered object changed.
     func objectDidChange(_ object: NSManagedObject) {
-        guard object.managedObjectContext === self, !object.insertedFlag, !object.deletedFlag else { return }
+        guard object.lives(in: self), !object.insertedFlag, !object.deletedFlag else { return }
         if !object.updatedFlag {
             object.updatedFlag = true
             updated.append(object)
@@ -584,7 +588,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// changes; with true its unsaved changes are reapplied over the store's latest values.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
-        guard object.managedObjectContext === self, !object.insertedFlag else { return }
+        guard object.lives(in: self), !object.insertedFlag else { return }
         if flag {
             // Fetched properties are evaluated again when next read (`turnIntoFault` forgets them
             // on the other path).
@@ -740,7 +744,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// check.
     public func detectConflicts(for object: NSManagedObject) {
         checkQueue("detectConflicts(for:)")
-        coreDataPrecondition(object.managedObjectContext === self, "detectConflicts(for:): \(object.objectID) is not in this context.")
+        coreDataPrecondition(object.lives(in: self), "detectConflicts(for:): \(object.objectID) is not in this context.")
         guard !object.objectID.isTemporaryID else { return }
         objectsToCheckForConflicts[ObjectIdentifier(object)] = object
     }
@@ -759,7 +763,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard let object = object as? NSManagedObject else {
             coreDataMisuse("assign(_:to:) takes a managed object; got \(type(of: object)).")
         }
-        coreDataPrecondition(object.managedObjectContext === self && object.insertedFlag,
+        coreDataPrecondition(object.lives(in: self) && object.insertedFlag,
                              "assign(_:to:): \(object.objectID) is not an object inserted in this context.")
         coreDataPrecondition(object.objectID.isTemporaryID,
                              "assign(_:to:): \(object.objectID) already has its store (obtainPermanentIDs); an object can't move to another.")
@@ -801,10 +805,11 @@ struct SavedObjectIDs: Sendable {
     var deleted: [NSManagedObjectID]
 }
 
-/// A weak reference to a context.
+/// A weak reference to a context: a context's `link`, which its objects share, and the entries
+/// of a parent's and a coordinator's lists of contexts.
 final class WeakContext {
     weak var context: NSManagedObjectContext?
-    init(context: NSManagedObjectContext) { self.context = context }
+    init(context: NSManagedObjectContext? = nil) { self.context = context }
 }
 
 /// Carries a result out of a queue block.

@@ -47,6 +47,41 @@ import Testing
         #expect(throws: NSError.self) { try other.existingObject(with: unknown) }
     }
 
+    /// Objects share their context's weak reference to it: an object that outlives its context,
+    /// inserted or fetched (with its row or as a fault), reports no context and keeps its values;
+    /// one the context lets go while it lives (reset) reports none at once.
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func objectsThatOutliveTheirContextHaveNone(storeType: String) throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel(), type: storeType)
+        var kept: [NSManagedObject] = []
+        weak var writerGone: NSManagedObjectContext?
+        weak var readerGone: NSManagedObjectContext?
+        do {
+            let writer = TestSupport.context(coordinator)
+            writerGone = writer
+            let alice = employee("Alice", in: writer)
+            try writer.save()
+            let reader = TestSupport.context(coordinator)
+            readerGone = reader
+            let fetched = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+            let fault = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            fault.returnsObjectsAsFaults = true
+            fault.includesPropertyValues = false
+            let reset = TestSupport.context(coordinator)
+            let dropped = try reset.fetch(fault)
+            #expect(alice.managedObjectContext === writer)
+            #expect(fetched.count == 1 && fetched[0].managedObjectContext === reader && fetched[0] !== alice)
+            #expect(dropped.count == 1 && dropped[0].managedObjectContext === reset)
+            reset.reset()
+            #expect(dropped[0].managedObjectContext == nil)
+            #expect(reader.registeredObjects.count == 1)
+            kept = [alice, fetched[0]]
+        }
+        #expect(writerGone == nil && readerGone == nil)
+        #expect(kept.allSatisfy { $0.managedObjectContext == nil })
+        #expect(kept.map { $0.value(forKey: "name") as? String } == ["Alice", "Alice"])
+    }
+
     @Test func keyValueCodingAndChanges() throws {
         let (context, _) = try make()
         let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
