@@ -84,12 +84,16 @@ func fetchFloorReadingOnly(_ url: URL) throws -> (seconds: Double, checksum: Int
 /// The typed-property fetch floor: the raw loop making an object per row, each registered by
 /// primary key, then every value read as a typed property reads it: a stored word, no key, no cast.
 func fetchFloorTyped(_ url: URL) throws -> Int64 {
-    let (registry, objects) = try fetchFloorObjects(url)
-    defer { withExtendedLifetime(registry) {} }
+    PhaseClock.current.start()
+    var fetched: (registry: [FloorObject?], objects: [FloorObject])? = try fetchFloorObjects(url)
+    PhaseClock.current.mark()
     var sum: Int64 = 0
-    for object in objects {
+    for object in fetched!.objects {
         for index in 0..<10 { sum &+= object.slot(index) }
     }
+    PhaseClock.current.mark()
+    fetched = nil
+    PhaseClock.current.mark()
     return sum
 }
 
@@ -123,6 +127,14 @@ func fetchFloorObjects(_ url: URL) throws -> (registry: [FloorObject?], objects:
 /// The raw insert loop, each row first made as an object whose values are set by key (`typed`:
 /// as typed properties set them, a stored word each), then the sets and notifications a save posts.
 func insertFloor(_ url: URL, rows: Int, typed: Bool = false) throws -> Int64 {
+    PhaseClock.current.start()
+    let rows = try insertFloorObjects(url, rows: rows, typed: typed)
+    PhaseClock.current.mark()
+    return rows
+}
+
+/// `insertFloor` but for freeing its objects, sets and IDs (which its caller times).
+private func insertFloorObjects(_ url: URL, rows: Int, typed: Bool) throws -> Int64 {
     let context = NSObject()
     var inserted: [FloorObject] = []
     for pk in 1...rows {
@@ -134,8 +146,10 @@ func insertFloor(_ url: URL, rows: Int, typed: Bool = false) throws -> Int64 {
         }
         inserted.append(object)
     }
+    PhaseClock.current.mark()
     let insertedSet = Set(inserted)
     NotificationCenter.default.post(name: floorDidChange, object: context, userInfo: [NSInsertedObjectsKey: insertedSet])
+    PhaseClock.current.mark()
     try withRawInsertStatement(url, rows: rows) { statement in
         for (offset, object) in inserted.enumerated() {
             sqlite3_bind_int64(statement, 1, Int64(offset + 1))
@@ -152,6 +166,7 @@ func insertFloor(_ url: URL, rows: Int, typed: Bool = false) throws -> Int64 {
     }
     NotificationCenter.default.post(name: floorDidSave, object: context, userInfo: [NSInsertedObjectsKey: insertedSet])
     NotificationCenter.default.post(name: floorDidSaveIDs, object: context, userInfo: [NSInsertedObjectIDsKey: insertedIDs])
+    PhaseClock.current.mark()
     return Int64(rows)
 }
 

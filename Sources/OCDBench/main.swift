@@ -569,7 +569,9 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     default: throw NSError(domain: "bench", code: 3)
     }
     let seconds = now() - start
-    try "\(seconds) \(checksum)".write(toFile: output, atomically: true, encoding: .utf8)
+    // The phases a typed-property workload marked (none for the others), after the result.
+    let phases = PhaseClock.current.seconds.map { " \($0)" }.joined()
+    try "\(seconds) \(checksum)\(phases)".write(toFile: output, atomically: true, encoding: .utf8)
 }
 
 // MARK: Main
@@ -586,6 +588,8 @@ var matrixRuns = 1
 /// The controller matrix's section keys (`--sections`, comma-separated): all by default.
 var matrixSections = MatrixCell.Section.allCases
 var skipQueries = false
+/// `--phases`: after the typed-property workloads, where their time goes beside their floors'.
+var showPhases = false
 /// Seconds after which a workload is stopped and reported as timed out.
 nonisolated(unsafe) var timeLimit = 60.0
 /// Runs only one group of workloads: objects, typed, relationships, bridged, queries, controller, controller-matrix or batch.
@@ -610,13 +614,14 @@ while let argument = iterator.next() {
     case "--query-rows": queryRows = Int(iterator.next() ?? "") ?? queryRows
     case "--runs": matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
     case "--skip-queries": skipQueries = true
+    case "--phases": showPhases = true
     case "--only": only = iterator.next()
     case "--sections": matrixSections = (iterator.next() ?? "").split(separator: ",").compactMap { MatrixCell.Section(rawValue: String($0)) }
     case "--time-limit": timeLimit = Double(iterator.next() ?? "") ?? timeLimit
     case "--child": childMode = iterator.next()
     case "--dir": directory = URL(fileURLWithPath: iterator.next() ?? "")
     case "--out": output = iterator.next() ?? ""
-    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--sections none,team,level,department] [--time-limit SECONDS] [--store postgres://user:password@host:port/database [--saves N]]"); exit(2)
+    default: say("Usage: ocd-bench [--rows N] [--query-rows N] [--runs N] [--skip-queries] [--phases] [--only objects|typed|relationships|bridged|queries|controller|controller-matrix|batch] [--sections none,team,level,department] [--time-limit SECONDS] [--store postgres://user:password@host:port/database [--saves N]]"); exit(2)
     }
 }
 
@@ -701,6 +706,10 @@ if runs("objects") || runs("typed") {
     try report("insert + save through typed @Managed properties", baseline: ("raw prepared INSERT loop", "insert-raw"),
                contenders: [("OpenCoreData TypedRow(context:), row.a0 = ...", "insert-ocd-typed")],
                floor: ("floor: raw loop + objects, typed sets", "insert-floor-typed"), target: 2.0, rows: rows, directory: directory)
+    if showPhases {
+        try reportPhases("typed fetch", phases: TypedPhases.fetch, workload: "fetch-ocd-typed", floor: "fetch-floor-typed", rows: rows, directory: directory)
+        try reportPhases("typed insert", phases: TypedPhases.insert, workload: "insert-ocd-typed", floor: "insert-floor-typed", rows: rows, directory: directory)
+    }
 }
 
 if runs("objects") || runs("relationships") {
