@@ -46,13 +46,16 @@ func reportPhases(_ title: String, phases: [String], workload: String, floor: St
             return values[values.count / 2]
         }
     }
+    func line(_ name: String, _ columns: String) {
+        say("  \(name.padding(toLength: 40, withPad: " ", startingAt: 0))  \(columns)")
+    }
+    func line(_ name: String, ours: Double, floor: Double) {
+        line(name, String(format: "%12.1f  %8.1f  %+11.1f", ours * 1000, floor * 1000, (ours - floor) * 1000))
+    }
     let ours = try medians(workload), floors = try medians(floor)
     say("\(title): where the time goes (ms, median of \(runs) runs per phase)")
-    say("  \("phase".padding(toLength: 40, withPad: " ", startingAt: 0))  OpenCoreData     floor   difference")
-    for (index, phase) in phases.enumerated() {
-        say("  \(phase.padding(toLength: 40, withPad: " ", startingAt: 0))  \(String(format: "%12.1f  %8.1f  %+11.1f", ours[index] * 1000, floors[index] * 1000, (ours[index] - floors[index]) * 1000))")
-    }
-    let total = ours.reduce(0, +), floorTotal = floors.reduce(0, +)
-    say("  \("total".padding(toLength: 40, withPad: " ", startingAt: 0))  \(String(format: "%12.1f  %8.1f  %+11.1f", total * 1000, floorTotal * 1000, (total - floorTotal) * 1000))")
+    line("phase", "OpenCoreData     floor   difference")
+    for (index, phase) in phases.enumerated() { line(phase, ours: ours[index], floor: floors[index]) }
+    line("total", ours: ours.reduce(0, +), floor: floors.reduce(0, +))
     say("")
 }

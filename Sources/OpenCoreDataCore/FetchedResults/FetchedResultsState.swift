@@ -474,7 +474,7 @@ final class FetchedResultsState {
         var enteringNames: [String] = []
         var enteringItems: [Int] = []
         let reader = FetchedResultsValueReader(descriptors: descriptors, kinds: index.kinds, sectionNameKeyPath: sectionNameKeyPath, entity: entity)
-        for (offset, object) in changed.enumerated() where !object.isDeleted && object.managedObjectContext === context {
+        for (offset, object) in changed.enumerated() where !object.isDeleted && object.lives(in: context) {
             guard request.predicate?.evaluate(with: object) ?? true else { continue }
             let item = deleted.count + offset
             entering.keys.append(currentKeys[item] ?? key(of: object))
@@ -585,7 +585,7 @@ final class FetchedResultsState {
         var objects = try context.fetch(unlimited).compactMap { $0 as? NSManagedObject }
         let judged = Set(changed.map { ObjectIdentifier($0) })
         let matches = { [request, context] (object: NSManagedObject) -> Bool in
-            !object.isDeleted && object.managedObjectContext === context && (request.predicate?.evaluate(with: object) ?? true)
+            !object.isDeleted && object.lives(in: context) && (request.predicate?.evaluate(with: object) ?? true)
         }
         objects.rejudge(dropping: { judged.contains(ObjectIdentifier($0)) && !matches($0) }, adding: changed, where: matches,
                         sortedBy: descriptors, offset: request.fetchOffset, limit: request.fetchLimit)

@@ -103,8 +103,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Fetched properties evaluated in this context, until their objects are refreshed.
     @exclusivity(unchecked) var fetchedPropertyResults = FetchedPropertyCache()
 
-    /// The weak reference to this context that its objects share (see
-    /// `NSManagedObject.managedObjectContext`).
+    /// The weak reference to this context that its objects, its parent and its coordinator hold
+    /// (see `NSManagedObject.managedObjectContext`).
     let link = WeakContext()
     private let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -155,7 +155,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         set {
             coreDataPrecondition(coordinatorStorage == nil, "A context has either a parent context or a coordinator, not both.")
             parentContext = newValue
-            newValue?.children.append(WeakContext(context: self))
+            newValue?.children.append(link)
         }
     }
 
@@ -805,11 +805,10 @@ struct SavedObjectIDs: Sendable {
     var deleted: [NSManagedObjectID]
 }
 
-/// A weak reference to a context: a context's `link`, which its objects share, and the entries
-/// of a parent's and a coordinator's lists of contexts.
+/// A weak reference to a context: its `link`, the one its objects, its parent's list of children
+/// and its coordinator's list of contexts hold.
 final class WeakContext {
     weak var context: NSManagedObjectContext?
-    init(context: NSManagedObjectContext? = nil) { self.context = context }
 }
 
 /// Carries a result out of a queue block.

@@ -52,7 +52,7 @@ open class NSConstraintConflict: NSObject {
     /// values when `insertedObjectWins`, the row's otherwise.
     func resolve(insertedObjectWins: Bool) {
         guard let survivor = conflictingObjects.first, let context = survivor.managedObjectContext else { return }
-        for duplicate in conflictingObjects.dropFirst() where duplicate.managedObjectContext === context {
+        for duplicate in conflictingObjects.dropFirst() where duplicate.lives(in: context) {
             context.delete(duplicate)
         }
         guard let databaseObject, let databaseSnapshot else { return }

@@ -427,7 +427,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     func register(_ context: NSManagedObjectContext) {
         withLock {
             rootContexts.removeAll { $0.context == nil }
-            rootContexts.append(WeakContext(context: context))
+            rootContexts.append(context.link)
         }
     }
 
