@@ -626,6 +626,9 @@ while let argument = iterator.next() {
 }
 
 if let childMode {
+    // A child is normally started by this program; run by hand, it needs the same two arguments.
+    guard !output.isEmpty else { say("ocd-bench --child MODE needs --out FILE (where the child writes its result) and --dir DIRECTORY"); exit(2) }
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try runChild(mode: childMode, rows: rows, directory: directory, output: output)
     exit(0)
 }

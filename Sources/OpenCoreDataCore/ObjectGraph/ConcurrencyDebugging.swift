@@ -62,22 +62,25 @@ nonisolated(unsafe) var concurrencyChecksEnabled = false
 /// The chain of contexts whose `perform` or `performAndWait` blocks are running on a thread,
 /// innermost first, kept in the thread's dictionary.
 final class PerformingContext {
-    /// The context whose block runs.
-    weak var context: NSManagedObjectContext?
+    /// The context whose block runs, through its own weak reference (no new one per block).
+    private let link: WeakContext
     /// The block this one runs inside, on the same thread.
     let outer: PerformingContext?
 
     init(context: NSManagedObjectContext, outer: PerformingContext?) {
-        self.context = context
+        self.link = context.link
         self.outer = outer
     }
 
-    /// Whether `context` is this one or an outer one.
+    /// The context whose block runs; nil once it is freed.
+    var context: NSManagedObjectContext? { link.context }
+
+    /// Whether `context` is this one or an outer one (compared by link: no weak load).
     func contains(_ context: NSManagedObjectContext) -> Bool {
-        var link: PerformingContext? = self
-        while let current = link {
-            if current.context === context { return true }
-            link = current.outer
+        var block: PerformingContext? = self
+        while let current = block {
+            if current.link === context.link { return true }
+            block = current.outer
         }
         return false
     }
