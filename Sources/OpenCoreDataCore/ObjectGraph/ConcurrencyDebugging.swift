@@ -62,7 +62,7 @@ nonisolated(unsafe) var concurrencyChecksEnabled = false
 /// The chain of contexts whose `perform` or `performAndWait` blocks are running on a thread,
 /// innermost first, kept in the thread's dictionary.
 final class PerformingContext {
-    /// The context whose block runs, through its own weak reference (no new one per block).
+    /// The context whose block runs, through the context's `link` (no weak reference per block).
     private let link: WeakContext
     /// The block this one runs inside, on the same thread.
     let outer: PerformingContext?
