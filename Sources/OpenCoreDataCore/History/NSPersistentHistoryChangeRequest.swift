@@ -27,6 +27,14 @@ public final class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @
     /// What the result holds: transactions and their changes by default for fetches, the status for deletes.
     public var resultType: NSPersistentHistoryResultType
 
+    /// Narrows a fetch to what a predicate matches: a request made from
+    /// `NSPersistentHistoryTransaction.fetchRequest` keeps the transactions it matches (with all
+    /// their changes), one from `NSPersistentHistoryChange.fetchRequest` keeps the changes it
+    /// matches (and the transactions holding any of them). Its `sortDescriptors` order the
+    /// transactions, or each transaction's changes; `fetchOffset` and `fetchLimit` count the
+    /// same. Nil, or a request with no entity: everything within the request's bounds.
+    public var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
+
     /// The token the request is bounded by, when it was made with one.
     public var token: NSPersistentHistoryToken? {
         switch boundary {
@@ -44,6 +52,20 @@ public final class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @
     /// The transactions committed after a token (all of them for nil), oldest first.
     public class func fetchHistory(after token: NSPersistentHistoryToken?) -> Self {
         Self(boundary: .afterToken(token))
+    }
+
+    /// The transactions a fetch request on the transaction or change entity matches, in the
+    /// whole history, oldest first (see `fetchRequest`).
+    public class func fetchHistory(withFetch fetchRequest: NSFetchRequest<NSFetchRequestResult>) -> Self {
+        let request = Self(boundary: .afterToken(nil))
+        request.fetchRequest = fetchRequest
+        return request
+    }
+
+    /// Whether the stores must read each transaction's changes: the result holds or counts
+    /// them, or a fetch request may look at them.
+    var needsChanges: Bool {
+        fetchRequest != nil || (resultType != .transactionsOnly && resultType != .statusOnly)
     }
 
     /// The transactions committed after a date, oldest first.

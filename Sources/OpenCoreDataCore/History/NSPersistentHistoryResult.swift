@@ -6,7 +6,7 @@ public enum NSPersistentHistoryResultType: Int, Sendable {
     case statusOnly = 0
     /// The changed objects' IDs, `[NSManagedObjectID]` (for deletes: nothing, `true`).
     case objectIDs = 1
-    /// The number of transactions, `Int` (fetched, or deleted by a delete request).
+    /// The number of changes fetched, `Int` (for a delete request: the transactions deleted).
     case count = 2
     /// The transactions, `[NSPersistentHistoryTransaction]`, without their changes.
     case transactionsOnly = 3

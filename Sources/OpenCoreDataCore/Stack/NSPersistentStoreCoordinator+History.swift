@@ -34,6 +34,7 @@ extension NSPersistentStoreCoordinator {
             guard !stores.isEmpty else {
                 throw CoreDataError.make(.unsupportedRequest, "Persistent history needs a SQLite or PostgreSQL store added with NSPersistentHistoryTrackingKey set to true.")
             }
+            let filter = request.boundary.isDelete ? nil : try HistoryFetchFilter(request)
             var transactions: [NSPersistentHistoryTransaction] = []
             var deleted = 0
             for store in stores {
@@ -47,12 +48,17 @@ extension NSPersistentStoreCoordinator {
             if request.boundary.isDelete {
                 return NSPersistentHistoryResult(result: request.resultType == .count ? deleted : true, resultType: request.resultType)
             }
+            if let filter { transactions = filter.apply(to: transactions) }
             let result: Any
             switch request.resultType {
             case .statusOnly: result = true
-            case .count: result = transactions.count
+            case .count: result = transactions.reduce(0) { $0 + ($1.changes?.count ?? 0) }
+            case .transactionsOnly:
+                // The stores read the changes when a fetch request may look at them.
+                for transaction in transactions { transaction.changes = nil }
+                result = transactions
+            case .transactionsAndChanges: result = transactions
             case .objectIDs: result = transactions.flatMap { $0.changes ?? [] }.map(\.changedObjectID)
-            case .transactionsOnly, .transactionsAndChanges: result = transactions
             case .changesOnly:
                 // Each change keeps its transaction; the transaction stops listing the changes.
                 var changes: [NSPersistentHistoryChange] = []

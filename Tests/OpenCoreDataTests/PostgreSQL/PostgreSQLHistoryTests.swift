@@ -104,6 +104,35 @@ import Testing
     }
 
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+    func historyFetchRequestsNarrowTheServersHistory() throws {
+        let database = PostgreSQLStoreTests.Database()
+        let context = try context(database)
+        let doomed = try context.performAndWait {
+            let doomed = note(context, "doomed")
+            _ = note(context, "kept")
+            try context.save()
+            context.delete(doomed)
+            try context.save()
+            return doomed.objectID
+        }
+        try context.performAndWait {
+            let deletions = NSPersistentHistoryChange.fetchRequest!
+            deletions.predicate = NSPredicate(format: "changeType == %d", NSPersistentHistoryChangeType.delete.rawValue)
+            let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+            request.fetchRequest = deletions
+            let transactions = try #require((try context.execute(request) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction])
+            #expect(transactions.map(\.transactionNumber) == [2])
+            #expect(transactions.first?.changes?.map(\.changedObjectID) == [doomed])
+
+            let mine = NSPersistentHistoryTransaction.fetchRequest!
+            mine.predicate = NSPredicate(format: "author == %@", "app")
+            let counting = NSPersistentHistoryChangeRequest.fetchHistory(withFetch: mine)
+            counting.resultType = .count
+            #expect((try context.execute(counting) as? NSPersistentHistoryResult)?.result as? Int == 3, "two inserts and a delete")
+        }
+    }
+
+    @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
     func withoutTheOptionOnANewDatabaseNothingIsRecorded() throws {
         let database = PostgreSQLStoreTests.Database()
         let context = try context(database, options: nil)

@@ -187,6 +187,43 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(dog.weight, 28)
     }
 
+    func testHistoryFromOtherAuthorsIsMergedIntoTheViewContext() throws {
+        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("KennelHistory-\(UUID().uuidString).sqlite")
+        let description = NSPersistentStoreDescription(url: storeURL)
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        let container = NSPersistentContainer(name: "Kennel", managedObjectModel: TestCoreDataStack.model)
+        container.persistentStoreDescriptions = [description]
+        container.loadPersistentStores { _, error in
+            XCTAssertNil(error)
+        }
+        defer {
+            try? container.persistentStoreCoordinator.destroyPersistentStore(at: storeURL, ofType: NSSQLiteStoreType, options: nil)
+        }
+        container.viewContext.transactionAuthor = "app"
+        let processor = HistoryProcessor(container: container, appTransactionAuthorName: "app")
+
+        let rex = Dog(context: container.viewContext)
+        rex.name = "Rex"
+        try container.viewContext.save()
+
+        let importer = container.newBackgroundContext()
+        importer.transactionAuthor = "importer"
+        var fidoID: NSManagedObjectID?
+        importer.performAndWait {
+            let fido = Dog(context: importer)
+            fido.name = "Fido"
+            try? importer.save()
+            fidoID = fido.objectID
+        }
+
+        let merged = processor.processPersistentHistory()
+        XCTAssertEqual(merged.map { $0.author }, ["importer"])
+        XCTAssertEqual(merged.first?.changes?.map { $0.changedObjectID }, [fidoID!])
+        let fido = try container.viewContext.existingObject(with: fidoID!) as? Dog
+        XCTAssertEqual(fido?.name, "Fido")
+        XCTAssertTrue(processor.processPersistentHistory().isEmpty, "nothing new after the last token")
+    }
+
     func testSavingAnUnchangedContextStillPostsDidSave() throws {
         expectation(forNotification: .NSManagedObjectContextDidSave, object: context) { _ in
             return true

@@ -16,7 +16,7 @@ extension SQLServerStore: HistoryKeepingStore {
         if request.boundary.isDelete {
             return ([], try transaction { try history.delete(request.boundary, storeID: storeID, $0) })
         }
-        let withChanges = request.resultType != .transactionsOnly && request.resultType != .count && request.resultType != .statusOnly
+        let withChanges = request.needsChanges
         return (try transactions(after: request.boundary, withChanges: withChanges, history: history), 0)
     }
 

@@ -52,7 +52,7 @@ extension SQLiteStore: HistoryKeepingStore {
             try write { db in deleted = try history.delete(request.boundary, storeID: storeID, db) }
             return ([], deleted)
         }
-        let withChanges = request.resultType != .transactionsOnly && request.resultType != .count && request.resultType != .statusOnly
+        let withChanges = request.needsChanges
         let transactions = try read { db in
             try history.fetch(request.boundary, storeID: storeID, withChanges: withChanges, db) { entity, key in
                 self.objectID(for: entity, primaryKey: key)
