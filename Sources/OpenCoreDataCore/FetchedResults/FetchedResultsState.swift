@@ -85,9 +85,11 @@ final class FetchedResultsState {
         sectionsCache = nil
     }
 
-    /// The results from a valid cache, or from a fetch (which then refreshes the cache).
+    /// The results from a valid cache, or from a fetch (which then refreshes the cache). A context
+    /// pinned to a query generation reads the past, which the cache (keyed by the stores as they
+    /// are now) doesn't hold: it fetches.
     private func fetchRows() throws -> SortedRows {
-        guard let cache, let coordinator = context.persistentStoreCoordinator, !context.hasChanges else {
+        guard let cache, let coordinator = context.persistentStoreCoordinator, !context.hasChanges, context.queryGenerationToken == nil else {
             return try fetchFromStore()
         }
         let fingerprint = FetchedResultsCache.fingerprint(request, sectionNameKeyPath: sectionNameKeyPath)
@@ -109,7 +111,10 @@ final class FetchedResultsState {
         let objectRequest = request.asObjectRequest()
         if request.fetchBatchSize > 0, context.parent == nil, !context.hasPendingChanges(affecting: entity) {
             try FetchValidation.validate(objectRequest, entity: entity)
-            if let rows = try coordinator.fetchSortedRows(objectRequest, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: FetchedResultsIndex.chunkSize) {
+            let sorted = try context.readingQueryGeneration {
+                try coordinator.fetchSortedRows(objectRequest, entity: entity, sectionNameKeyPath: sectionNameKeyPath, chunkSize: FetchedResultsIndex.chunkSize)
+            }
+            if let rows = sorted {
                 return rows
             }
         }

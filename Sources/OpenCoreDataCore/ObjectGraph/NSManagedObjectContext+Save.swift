@@ -282,11 +282,13 @@ extension NSManagedObjectContext {
         for object in insertedList { object.didSave() }
         for object in updatedList { object.didSave() }
         for object in deletedList { object.didSave() }
-        let userInfo: [AnyHashable: Any] = [
+        var userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: savedInserted,
             NSUpdatedObjectsKey: savedUpdated,
             NSDeletedObjectsKey: savedDeleted,
         ]
+        // A pinned context moves to the generation its save made.
+        if let token = queryGenerationTokenAfterSave() { userInfo[NSManagedObjectContextQueryGenerationKey] = token }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
         let savedIDs = SavedObjectIDs(inserted: insertedIDs, updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [

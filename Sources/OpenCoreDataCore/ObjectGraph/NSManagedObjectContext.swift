@@ -163,7 +163,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     var persistentStoreCoordinatorRoot: NSPersistentStoreCoordinator? { coordinatorStorage }
 
-    var parentStore: ParentStore? { parentContext.map { ContextAsParent(context: $0) } ?? coordinatorStorage }
+    /// Where reads and saves go: the parent context or the coordinator; for a context pinned to a
+    /// query generation, through a `GenerationReadingParent`.
+    var parentStore: ParentStore? {
+        if let parentContext { return ContextAsParent(context: parentContext) }
+        guard let coordinatorStorage else { return nil }
+        if queryGenerationPin != nil { return GenerationReadingParent(parent: coordinatorStorage, context: self) }
+        return coordinatorStorage
+    }
+
+    /// Set while the context is pinned to a query generation (see `setQueryGenerationFrom(_:)`).
+    var queryGenerationPin: QueryGenerationPin?
 
     func requireParent() throws -> ParentStore {
         guard let parentStore else {
@@ -580,6 +590,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.values = SlotValues()
         }
         clearChangeTracking()
+        advanceQueryGeneration()
         persistentStoreCoordinatorRoot?.contextDidForgetObjects(self)
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
     }
@@ -660,6 +671,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Applies another context's saved changes to the registered objects and notifies observers.
     func mergeSaved(_ ids: SavedObjectIDs) {
+        advanceQueryGeneration()
         var refreshed: Set<NSManagedObject> = []
         var removed: Set<NSManagedObject> = []
         var insertedHere: Set<NSManagedObject> = []

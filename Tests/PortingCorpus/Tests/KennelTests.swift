@@ -200,6 +200,7 @@ class KennelTests: XCTestCase {
             try? container.persistentStoreCoordinator.destroyPersistentStore(at: storeURL, ofType: NSSQLiteStoreType, options: nil)
         }
         container.viewContext.transactionAuthor = "app"
+        try container.viewContext.setQueryGenerationFrom(.current)
         let processor = HistoryProcessor(container: container, appTransactionAuthorName: "app")
 
         let rex = Dog(context: container.viewContext)
@@ -216,11 +217,15 @@ class KennelTests: XCTestCase {
             fidoID = fido.objectID
         }
 
+        let dogs: NSFetchRequest<Dog> = Dog.fetchRequest()
+        XCTAssertEqual(try container.viewContext.count(for: dogs), 1, "the pinned view context doesn't see the import yet")
+
         let merged = processor.processPersistentHistory()
         XCTAssertEqual(merged.map { $0.author }, ["importer"])
         XCTAssertEqual(merged.first?.changes?.map { $0.changedObjectID }, [fidoID!])
         let fido = try container.viewContext.existingObject(with: fidoID!) as? Dog
         XCTAssertEqual(fido?.name, "Fido")
+        XCTAssertEqual(try container.viewContext.count(for: dogs), 2, "merging moved it to the newest generation")
         XCTAssertTrue(processor.processPersistentHistory().isEmpty, "nothing new after the last token")
     }
 

@@ -145,7 +145,7 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The journal mode is set here rather than by GRDB's `.wal` configuration, which writes a
     /// table and drops it whenever the WAL file is missing or empty (every first open), changing
     /// the store's file at open; opening a store must leave its file as it is.
-    private func connectionConfiguration(walUnlessAsked: Bool) -> Configuration {
+    func connectionConfiguration(walUnlessAsked: Bool) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = isReadOnly
         configuration.journalMode = .default
@@ -409,9 +409,14 @@ final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                           detail: databaseError.message ?? "\(databaseError)", sqliteCode: code, underlying: databaseError)
     }
 
+    /// Runs a read: inside the writes being held, if any; else on the snapshot of the query
+    /// generation being read, if it has one of this store; else on the store's connection.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             if let heldWrite { return try body(heldWrite) }
+            if let generation = QueryGeneration.reading, let snapshot = generation.snapshot(of: self) as? SQLiteReadSnapshot {
+                return try snapshot.read(body)
+            }
             return try database.inDatabase(body)
         } catch {
             throw Self.translate(error, url: url, during: .reading)
