@@ -14,7 +14,7 @@ extension NSManagedObjectContext {
     /// stores can keep a generation. For a context pinned to `current` that hasn't read since, the
     /// generation is fixed now. A child context reads through its parent and answers its parent's.
     public var queryGenerationToken: NSQueryGenerationToken? {
-        if let parentContext { return parentContext.queryGenerationToken }
+        if let parentContext { return parentContext.performAndWait { parentContext.queryGenerationToken } }
         guard let pin = queryGenerationPin, let coordinator = coordinatorStorage,
               let generation = try? pin.generation(of: coordinator), !generation.isEmpty else { return nil }
         return NSQueryGenerationToken(generation: generation)
@@ -52,13 +52,6 @@ extension NSManagedObjectContext {
     /// reset or merge).
     func advanceQueryGeneration() {
         queryGenerationPin?.moveToCurrent()
-    }
-
-    /// For a save's did-save notification: the new generation's token, when the context is pinned.
-    func queryGenerationTokenAfterSave() -> NSQueryGenerationToken? {
-        guard queryGenerationPin != nil else { return nil }
-        advanceQueryGeneration()
-        return queryGenerationToken
     }
 
     /// Runs a read of the stores in the context's generation (as is, when unpinned).

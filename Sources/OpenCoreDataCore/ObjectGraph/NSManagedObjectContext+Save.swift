@@ -244,6 +244,9 @@ extension NSManagedObjectContext {
     }
 
     private func finishSave(permanentIDs: PermanentIDs) {
+        // A pinned context moves to the generation its save made before anything reads again
+        // (`didSave()`, observers of the notifications).
+        advanceQueryGeneration()
         // The saved objects: copies of the lists (shared storage), which outlive the clearing below.
         let insertedList = inserted
         let updatedList = updated
@@ -287,8 +290,7 @@ extension NSManagedObjectContext {
             NSUpdatedObjectsKey: savedUpdated,
             NSDeletedObjectsKey: savedDeleted,
         ]
-        // A pinned context moves to the generation its save made.
-        if let token = queryGenerationTokenAfterSave() { userInfo[NSManagedObjectContextQueryGenerationKey] = token }
+        if queryGenerationPin != nil, let token = queryGenerationToken { userInfo[NSManagedObjectContextQueryGenerationKey] = token }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
         let savedIDs = SavedObjectIDs(inserted: insertedIDs, updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
