@@ -33,20 +33,13 @@ struct HistoryFetchFilter {
     func apply(to transactions: [NSPersistentHistoryTransaction]) -> [NSPersistentHistoryTransaction] {
         switch target {
         case .transactions:
-            var kept = transactions.filter { request.predicate?.evaluate(with: $0) ?? true }
-            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-                kept = sorted(kept, by: descriptors)
-            }
-            return Array(kept.dropFirst(request.fetchOffset).prefix(limit))
+            return Array(matching(transactions).dropFirst(request.fetchOffset).prefix(limit))
         case .changes:
             var skip = request.fetchOffset
             var room = limit
             var kept: [NSPersistentHistoryTransaction] = []
             for transaction in transactions where room > 0 {
-                var changes = (transaction.changes ?? []).filter { request.predicate?.evaluate(with: $0) ?? true }
-                if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-                    changes = sorted(changes, by: descriptors)
-                }
+                var changes = matching(transaction.changes ?? [])
                 let skipped = min(skip, changes.count)
                 skip -= skipped
                 changes = Array(changes.dropFirst(skipped).prefix(room))
@@ -61,9 +54,12 @@ struct HistoryFetchFilter {
 
     private var limit: Int { request.fetchLimit > 0 ? request.fetchLimit : .max }
 
-    /// A stable sort: equal elements keep their history order.
-    private func sorted<T>(_ elements: [T], by descriptors: [NSSortDescriptor]) -> [T] {
-        elements.enumerated().sorted { a, b in
+    /// The elements the predicate matches, in the sort descriptors' order; a stable sort: equal
+    /// elements keep their history order.
+    private func matching<T>(_ elements: [T]) -> [T] {
+        let matched = elements.filter { request.predicate?.evaluate(with: $0) ?? true }
+        guard let descriptors = request.sortDescriptors, !descriptors.isEmpty else { return matched }
+        return matched.enumerated().sorted { a, b in
             switch NSSortDescriptor.compare(a.element, b.element, using: descriptors) {
             case .orderedAscending: true
             case .orderedDescending: false
