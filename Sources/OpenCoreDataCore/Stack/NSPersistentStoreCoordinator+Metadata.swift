@@ -13,7 +13,11 @@ extension NSPersistentStoreCoordinator {
         switch storeType {
         case NSSQLiteStoreType: try SQLiteStore.writeMetadata(metadata ?? [:], at: url)
         case NSBinaryStoreType: try AtomicStore.writeMetadata(metadata ?? [:], at: url)
-        default: throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+        default:
+            guard let storeClass = registeredStoreClass(forType: storeType), storeClass.readsOwnMetadata else {
+                throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+            }
+            try storeClass.setMetadata(metadata, forPersistentStoreAt: url)
         }
     }
 
@@ -35,13 +39,7 @@ extension NSPersistentStoreCoordinator {
 }
 
 extension NSPersistentStore {
-    /// The metadata of the store file at a URL, without adding it.
-    public class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
-        try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
-    }
-
-    /// Replaces the metadata of the store file at a URL, without adding it.
-    public class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
-        try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
-    }
+    /// Whether the class reads and writes its files' metadata itself (an `NSAtomicStore`
+    /// subclass, through `metadataForPersistentStore(with:)` and `setMetadata(_:forPersistentStoreAt:)`).
+    static var readsOwnMetadata: Bool { self is NSAtomicStore.Type }
 }

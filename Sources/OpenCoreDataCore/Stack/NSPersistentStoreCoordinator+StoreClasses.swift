@@ -8,7 +8,7 @@ extension NSPersistentStoreCoordinator {
 
     /// Registers a store class for a type string, so `addPersistentStore(ofType:…)` with that type
     /// makes a store of the class; `nil` removes the registration. The class must be a subclass of
-    /// `NSPersistentStore` (an `NSIncrementalStore`); the built-in types can't be replaced.
+    /// `NSPersistentStore` (an `NSIncrementalStore` or `NSAtomicStore`); the built-in types can't be replaced.
     public class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
         coreDataPrecondition(!storeTypes.contains(storeType),
                              "registerStoreClass(_:forStoreType:): '\(storeType)' is a built-in store type; register your class under a type of its own.")
@@ -17,7 +17,7 @@ extension NSPersistentStoreCoordinator {
             return
         }
         guard let persistentStoreClass = storeClass as? NSPersistentStore.Type else {
-            coreDataMisuse("registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore (subclass NSIncrementalStore).")
+            coreDataMisuse("registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore (subclass NSIncrementalStore or NSAtomicStore).")
         }
         storeClasses.withLock { $0[storeType] = persistentStoreClass }
     }

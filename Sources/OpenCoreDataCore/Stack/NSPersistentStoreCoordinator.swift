@@ -18,8 +18,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// extensions in other files, which read it under the lock).
     private(set) var stores: [NSPersistentStore] = []
     private let lock = NSRecursiveLock()
-    /// Whether a store added is an `NSIncrementalStore`: contexts then tell it which context
-    /// asks (`RequestingContext`). Set under the lock, never unset; read without it.
+    /// Whether a store added is an `NSIncrementalStore` or an `NSAtomicStore` subclass: contexts
+    /// then tell it which context asks (`RequestingContext`). Set under the lock, never unset; read without it.
     var hasIncrementalStores: Bool { incrementalStoresAdded.load(ordering: .acquiring) }
     private let incrementalStoresAdded = Atomic<Bool>(false)
     private var rootContexts: [WeakContext] = []
@@ -159,7 +159,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             }
             PersistentStoreRegistry.register(store)
             stores.append(store)
-            if store is NSIncrementalStore { incrementalStoresAdded.store(true, ordering: .releasing) }
+            if store is NSIncrementalStore || store is NSAtomicStore { incrementalStoresAdded.store(true, ordering: .releasing) }
         }
         store.didAdd(to: self)
     }
@@ -192,7 +192,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         switch storeType {
         case NSSQLiteStoreType: return try SQLiteStore.readMetadata(at: url)
         case NSBinaryStoreType: return try AtomicStore.readMetadata(at: url)
-        default: throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+        default:
+            // A registered class reads its own files (an `NSAtomicStore` subclass overrides the class method).
+            guard let storeClass = registeredStoreClass(forType: storeType), storeClass.readsOwnMetadata else {
+                throw CoreDataError.make(.invalidType, "Unknown store type '\(storeType)'.")
+            }
+            return try storeClass.metadataForPersistentStore(with: url)
         }
     }
 

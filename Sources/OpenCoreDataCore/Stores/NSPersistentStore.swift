@@ -95,6 +95,20 @@ open class NSPersistentStore: NSObject {
         self.url = url
     }
 
+    // MARK: Metadata of a file
+
+    /// The metadata of the store file at a URL, without adding it. A subclass that keeps its own
+    /// files (an `NSAtomicStore`) overrides it to read them; this one reads SQLite and binary stores.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
+    }
+
+    /// Replaces the metadata of the store file at a URL, without adding it. A subclass that keeps
+    /// its own files (an `NSAtomicStore`) overrides it; this one writes SQLite and binary stores.
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
+    }
+
     /// The model of a store made without a coordinator until its real one is set.
     private static let placeholderModel = NSManagedObjectModel()
 

@@ -54,6 +54,14 @@ enum StoredRowEvaluation {
         return ids
     }
 
+    /// A dictionary request's results over stored rows: the rows `matching` picks for the request
+    /// `rowsRequest(forDictionaries:)` makes, grouped and aggregated by `DictionaryResults`.
+    static func dictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription, in source: any StoredValueSource,
+                             matching: (NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObjectID]) -> [[String: Any]] {
+        let readers = matching(rowsRequest(forDictionaries: request)).map { RowReader(store: source, id: $0) }
+        return DictionaryResults.make(from: readers, request: request, entity: entity)
+    }
+
     /// The request whose matching rows a dictionary request is computed from: without its limit
     /// and offset when it groups or aggregates (they apply to the groups, in `DictionaryResults`).
     static func rowsRequest(forDictionaries request: NSFetchRequest<NSFetchRequestResult>) -> NSFetchRequest<NSFetchRequestResult> {

@@ -224,7 +224,7 @@ final class UnmodelledThing: NSManagedObject {}
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             NSPersistentStoreCoordinator.registerStoreClass(NSManagedObject.self, forStoreType: "NotAStore")
         }
-        #expect(Self.message(result).contains("is not a subclass of NSPersistentStore (subclass NSIncrementalStore)."))
+        #expect(Self.message(result).contains("is not a subclass of NSPersistentStore (subclass NSIncrementalStore or NSAtomicStore)."))
     }
 
     @Test func registeringABuiltInTypeTraps() async {

@@ -156,8 +156,7 @@ final class AtomicStore: NSPersistentStore, StoredValueSource, @unchecked Sendab
     }
 
     override func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
-        let readers = matching(StoredRowEvaluation.rowsRequest(forDictionaries: request), entity: entity).map { RowReader(store: self, id: $0) }
-        return DictionaryResults.make(from: readers, request: request, entity: entity)
+        StoredRowEvaluation.dictionaries(request, entity: entity, in: self) { matching($0, entity: entity) }
     }
 
     override func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {

@@ -91,20 +91,13 @@ open class NSIncrementalStore: NSPersistentStore {
     public final func newObjectID(for entity: NSEntityDescription, referenceObject data: Any) -> NSManagedObjectID {
         coreDataPrecondition(identifier != nil,
                              "newObjectID(for:referenceObject:): the store has no identifier yet; set metadata[NSStoreUUIDKey] in loadMetadata() first.")
-        guard let key = references.withLock({ $0.key(for: data) }) else {
-            coreDataMisuse("newObjectID(for:referenceObject:): the reference object \(data) (\(Swift.type(of: data))) is not Hashable; use a string, a number or another Hashable value.")
-        }
+        let key = references.key(forReference: data, caller: "newObjectID(for:referenceObject:)")
         return objectID(for: entity, primaryKey: key)
     }
 
     /// The reference object an ID of this store was made from.
     public final func referenceObject(for objectID: NSManagedObjectID) -> Any {
-        coreDataPrecondition(!objectID.isTemporaryID && objectID.storeIdentifier == identifier,
-                             "referenceObject(for:): \(objectID) is not an ID of this store (a temporary ID, or another store's).")
-        guard let reference = references.withLock({ $0.reference(for: objectID.primaryKey) }) else {
-            coreDataMisuse("referenceObject(for:): \(objectID) was not made by this store's newObjectID(for:referenceObject:).")
-        }
-        return reference
+        references.reference(of: objectID, in: self, caller: "referenceObject(for:)", maker: "newObjectID(for:referenceObject:)")
     }
 
     // MARK: The engine, through the methods above

@@ -66,3 +66,25 @@ struct ReferenceObjectTable {
         }
     }
 }
+
+extension LockedValue where Value == ReferenceObjectTable {
+    /// The key of the ID made from a reference object, for `caller` (a store's public method);
+    /// traps, as a programmer error, when the reference isn't `Hashable`.
+    func key(forReference data: Any, caller: String) -> Int64 {
+        guard let key = withLock({ $0.key(for: data) }) else {
+            coreDataMisuse("\(caller): the reference object \(data) (\(type(of: data))) is not Hashable; use a string, a number or another Hashable value.")
+        }
+        return key
+    }
+
+    /// The reference object an ID of `store` was made from, for `caller`; traps when the ID is
+    /// another store's, temporary, or wasn't made by `maker`.
+    func reference(of objectID: NSManagedObjectID, in store: NSPersistentStore, caller: String, maker: String) -> Any {
+        coreDataPrecondition(!objectID.isTemporaryID && objectID.storeIdentifier == store.identifier,
+                             "\(caller): \(objectID) is not an ID of this store (a temporary ID, or another store's).")
+        guard let reference = withLock({ $0.reference(for: objectID.primaryKey) }) else {
+            coreDataMisuse("\(caller): \(objectID) was not made by this store's \(maker).")
+        }
+        return reference
+    }
+}

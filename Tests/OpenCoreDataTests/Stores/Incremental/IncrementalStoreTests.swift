@@ -17,22 +17,7 @@ import Testing
     }
 
     /// Two authors with two and one books, saved.
-    func seed(_ context: NSManagedObjectContext) throws {
-        for (name, born, titles) in [("Ursula", Int64(1929), [("Earthsea", Int64(1968)), ("Dispossessed", Int64(1974))]),
-                                     ("Octavia", Int64(1947), [("Kindred", Int64(1979))])] {
-            let author = NSEntityDescription.insertNewObject(forEntityName: "Author", into: context)
-            author.setValue(name, forKey: "name")
-            author.setValue(born, forKey: "born")
-            for (title, year) in titles {
-                let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
-                book.setValue(title, forKey: "title")
-                book.setValue(year, forKey: "year")
-                book.setValue(year < 1970 ? "fantasy" : "sf", forKey: "genre")
-                book.setValue(author, forKey: "author")
-            }
-        }
-        try context.save()
-    }
+    func seed(_ context: NSManagedObjectContext) throws { try LibraryModel.seed(context) }
 
     @Test func aRegisteredClassIsTheStoreOfItsType() throws {
         let (coordinator, store, url) = try open()
