@@ -111,6 +111,13 @@ open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
         super.init()
     }
 
+    /// Inserts objects of the named entity from objects a handler fills.
+    public init(entityName: String, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
+        self.entityName = entityName
+        self.managedObjectHandler = handler
+        super.init()
+    }
+
     /// Inserts objects of an entity from objects a handler fills.
     public init(entity: NSEntityDescription, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
         self.entityName = entity.name ?? ""

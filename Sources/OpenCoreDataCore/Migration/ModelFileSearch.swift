@@ -91,6 +91,25 @@ enum ModelFileSearch {
 }
 
 extension NSManagedObjectModel {
+    /// One model merging every model in the bundles (the main bundle and all loaded bundles when
+    /// nil): the current version of each `.xcdatamodeld` and `.momd`, and each `.mom` and
+    /// `.xcdatamodel` outside them. Nil when a model can't be read or two define an entity of the
+    /// same name.
+    public class func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
+        let directories = ModelFileSearch.directories(of: bundles)
+        var models: [NSManagedObjectModel] = []
+        for pathExtension in ["xcdatamodeld", "momd", "xcdatamodel", "mom"] {
+            for url in ModelFileSearch.items(withExtension: pathExtension, in: directories) {
+                guard let model = NSManagedObjectModel(contentsOf: url) else {
+                    CoreDataLog.logger.error("The model at \(url.path) can't be read; no merged model.")
+                    return nil
+                }
+                models.append(model)
+            }
+        }
+        return NSManagedObjectModel(byMerging: models)
+    }
+
     /// The model version, among those in the bundles (the main bundle and all loaded bundles when
     /// nil), whose entity version hashes match a store's metadata; nil when none does.
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {

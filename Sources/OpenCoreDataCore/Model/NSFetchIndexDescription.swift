@@ -55,3 +55,7 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
         self.collationType = collationType
     }
 }
+
+/// The kind of index a fetch index element makes (Apple's top-level name of
+/// `NSFetchIndexElementDescription.CollationType`).
+public typealias NSFetchIndexElementType = NSFetchIndexElementDescription.CollationType

@@ -81,8 +81,13 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         try CompiledModelLoader.decode(Array(data), compressed: compressed, file: file)
     }
 
-    /// Merges several models into one.
+    /// Merges several models into one; nil when two of them have entities of the same name.
     public convenience init?(byMerging models: [NSManagedObjectModel]?) {
+        let names = (models ?? []).flatMap { $0.storedEntities.compactMap(\.name) }
+        guard Set(names).count == names.count else {
+            CoreDataLog.logger.error("Models with entities of the same name can't be merged (\(names.sorted().joined(separator: ", "))).")
+            return nil
+        }
         self.init()
         for model in models ?? [] {
             storedEntities += model.storedEntities
@@ -92,9 +97,11 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         for entity in storedEntities { entity.managedObjectModel = self }
     }
 
-    /// Merges several models into one.
-    public class func mergedModel(from models: [NSManagedObjectModel]?) -> NSManagedObjectModel? {
-        NSManagedObjectModel(byMerging: models)
+    /// Merges several models into one when the result can open a store with this metadata
+    /// (its entity version hashes match); nil otherwise.
+    public convenience init?(byMerging models: [NSManagedObjectModel]?, forStoreMetadata metadata: [String: Any]) {
+        self.init(byMerging: models)
+        guard isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else { return nil }
     }
 
     private func adopt(_ other: NSManagedObjectModel) {

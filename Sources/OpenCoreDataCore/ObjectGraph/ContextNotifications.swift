@@ -18,6 +18,10 @@ public let NSInsertedObjectIDsKey = "inserted_objectIDs"
 public let NSUpdatedObjectIDsKey = "updated_objectIDs"
 /// The userInfo key of the deleted object IDs in object-ID notifications.
 public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+/// The userInfo key of the refreshed object IDs in object-ID notifications.
+public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
+/// The userInfo key of the invalidated object IDs in object-ID notifications.
+public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
 
 extension Notification.Name {
     /// Posted by a context when its objects changed, at the end of each event (`processPendingChanges`).

@@ -31,6 +31,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     /// A name shown in logs and recorded in persistent history.
     public var name: String?
+    /// A dictionary for the app's own values about the context; the framework never reads it.
+    public let userInfo = NSMutableDictionary()
     /// The author recorded in persistent history for this context's saves.
     public var transactionAuthor: String?
     /// Who this context's saves and batch requests are recorded as in persistent history.
@@ -824,6 +826,6 @@ final class WeakContext {
 }
 
 /// Carries a result out of a queue block.
-private final class UncheckedResultBox<T, E: Error>: @unchecked Sendable {
+final class UncheckedResultBox<T, E: Error>: @unchecked Sendable {
     var result: Result<T, E>?
 }

@@ -118,6 +118,13 @@ extension NSPersistentStoreCoordinator {
     /// The same as `finishDeferredLightweightMigration()`, for a background task's time slice.
     public func finishDeferredLightweightMigrationTask() throws {}
 
+    /// Replaces a store file with a copy of another (Apple's newer store-type spelling).
+    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil, type storeType: NSPersistentStore.StoreType) throws {
+        try replacePersistentStore(at: destinationURL, destinationOptions: destinationOptions, withPersistentStoreFrom: sourceURL,
+                                   sourceOptions: sourceOptions, ofType: storeType.rawValue)
+    }
+
     /// Replaces the store file at `destinationURL` with a copy of the store at `sourceURL` (a
     /// migrated store, say). The copy is made beside the destination and renamed over it, so the
     /// destination is either the old store or the new one, never a mix.

@@ -31,6 +31,7 @@ extension NSPersistentStoreCoordinator {
         do {
             if let copied {
                 try attach(copied)
+                postStoresDidChange(added: [copied])
                 newStore = copied
             } else {
                 newStore = try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)

@@ -40,12 +40,28 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         return try body()
     }
 
-    /// Runs a block with the coordinator locked, and waits.
-    public func performAndWait(_ block: () -> Void) { withLock(block) }
+    /// Runs a block with the coordinator locked, waits, and returns its result.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T { try withLock(block) }
 
     /// Runs a block with the coordinator locked, on a background queue.
     public func perform(_ block: @escaping @Sendable () -> Void) {
         DispatchQueue.global().async { self.withLock(block) }
+    }
+
+    /// Runs a block with the coordinator locked, on a background queue, and returns its result,
+    /// for Swift concurrency. Typed throws stand in for Apple's `rethrows`, as in the context's
+    /// `perform(schedule:_:)`.
+    public func perform<T, E: Error>(_ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let box = UncheckedResultBox<T, E>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                box.result = self.withLock { () -> Result<T, E> in
+                    do throws(E) { return .success(try block()) } catch { return .failure(error) }
+                }
+                continuation.resume()
+            }
+        }
+        return try box.result!.get()
     }
 
     // MARK: Adding and removing stores
@@ -92,6 +108,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             }
             try attach(store)
         }
+        postStoresDidChange(added: [store])
         return store
     }
 
@@ -128,6 +145,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
 
     /// Removes a store from the coordinator and closes it.
     public func remove(_ store: NSPersistentStore) throws {
+        let present = withLock { stores.contains { $0 === store } }
+        if present { NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: store) }
+        defer { if present { postStoresDidChange(removed: [store]) } }
         withLock {
             store.willRemove(from: self)
             stores.removeAll { $0 === store }
@@ -199,6 +219,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
             }
             return try storeClass.metadataForPersistentStore(with: url)
         }
+    }
+
+    /// Deletes a store's files (Apple's newer store-type spelling).
+    public func destroyPersistentStore(at url: URL, type storeType: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
+        try destroyPersistentStore(at: url, ofType: storeType.rawValue, options: options)
     }
 
     /// Deletes a store's files (for SQLite: the database, its WAL and shared-memory files).

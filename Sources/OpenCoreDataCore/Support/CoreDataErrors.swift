@@ -32,12 +32,22 @@ public let NSValidationStringTooShortError = 1670
 public let NSValidationStringPatternMatchingError = 1680
 /// A value's type does not match its attribute (Core Data's invalid-value validation).
 public let NSValidationInvalidValueError = 1550
+/// A uniqueness constraint was violated (Core Data's constraint validation).
+public let NSManagedObjectConstraintValidationError = 1551
+/// A URI is invalid.
+public let NSValidationInvalidURIError = 1690
 /// An object references an object in another store.
 public let NSManagedObjectExternalRelationshipError = 133010
 /// The object graph references an object that no longer exists.
 public let NSManagedObjectReferentialIntegrityError = 133000
 /// A save found objects changed in the store since they were fetched.
 public let NSManagedObjectMergeError = 133020
+/// A context's lock could not be taken (kept for API compatibility: contexts here use queues).
+public let NSManagedObjectContextLockingError = 132000
+/// A coordinator's lock could not be taken (kept for API compatibility).
+public let NSPersistentStoreCoordinatorLockingError = 132010
+/// Importing an external record failed (kept for API compatibility: Spotlight's external records don't exist here).
+public let NSExternalRecordImportError = 134200
 /// A save violated a uniqueness constraint.
 public let NSManagedObjectConstraintMergeError = 133021
 /// The store's type is unknown or the file is not a store of that type.
