@@ -111,7 +111,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// The bits of `flags`.
     private enum Flag: UInt8 {
-        case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16
+        case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16, inaccessible = 32
     }
     @inline(__always) private func flag(_ flag: Flag) -> Bool { flags & flag.rawValue != 0 }
     @inline(__always) private func setFlag(_ flag: Flag, _ on: Bool) {
@@ -135,6 +135,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     var deletedFlag: Bool {
         get { flag(.deleted) }
         set { setFlag(.deleted, newValue) }
+    }
+    /// Set when firing the object's fault found no row in the store and the context turned it into
+    /// a deleted object (`shouldDeleteInaccessibleFaults`): the save discards it, unvalidated.
+    var inaccessibleFlag: Bool {
+        get { flag(.inaccessible) }
+        set { setFlag(.inaccessible, newValue) }
     }
     /// Whether the object is one of the probes `KeyPathNames` uses to learn which keys a Swift key
     /// path reads.
@@ -407,7 +413,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 fatalError("CoreData could not fulfill a fault for \(objectID): the store could not be read: \(error)")
             }
             guard let row = loaded else {
-                fatalError("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store. Use existingObject(with:) to check first.")
+                if context.shouldHandleInaccessibleFault(self, for: objectID, triggeredByProperty: nil) {
+                    context.deleteInaccessibleFault(self)
+                    return
+                }
+                fatalError("CoreData could not fulfill a fault for \(objectID): the object was deleted from the store (and the context's shouldDeleteInaccessibleFaults is off). Use existingObject(with:) to check first.")
             }
             takeStoredRow(row)
         }

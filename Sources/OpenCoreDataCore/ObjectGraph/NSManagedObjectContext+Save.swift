@@ -190,7 +190,8 @@ extension NSManagedObjectContext {
 
     private func validateForSave() throws {
         var errors: [NSError] = []
-        for object in deleted {
+        // A fault whose row was gone is exempt from validation: nothing of it exists.
+        for object in deleted where !object.inaccessibleFlag {
             do { try object.validateForDelete() } catch let error as NSError { errors.append(error) }
         }
         for object in inserted {
@@ -211,7 +212,8 @@ extension NSManagedObjectContext {
         var changes = SaveChanges()
         changes.inserted = inserted.map { record(for: $0) }
         changes.updated = updated.map { record(for: $0) }
-        changes.deleted = deleted.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
+        // A fault whose row was gone is discarded, not deleted again.
+        changes.deleted = deleted.filter { !$0.inaccessibleFlag }.map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: $0.committedValues ?? $0.values, toMany: [:], version: $0.storeVersion) }
         // Changed and deleted objects are checked anyway, and new ones have no stored version.
         changes.checked = objectsToCheckForConflicts.values.filter { $0.lives(in: self) && !$0.hasChanges && !$0.objectID.isTemporaryID }
             .map { SaveRecord(objectID: $0.objectID, entity: $0.entity, values: SlotValues(), toMany: [:], version: $0.storeVersion) }

@@ -46,7 +46,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How old cached values may be when a fault is fulfilled. There is no row cache here: faults
     /// and refreshes always read the store, which satisfies every interval.
     public var stalenessInterval: TimeInterval = -1
-    /// Whether faults for deleted objects fulfil as empty instead of failing (kept for API compatibility).
+    /// Whether a fault whose row is gone from the store (deleted by another context or process)
+    /// becomes a deleted object with empty values when it fires (the default), rather than trap;
+    /// see `shouldHandleInaccessibleFault(_:for:triggeredByProperty:)`.
     public var shouldDeleteInaccessibleFaults: Bool = true
     /// Whether the context keeps strong references to all registered objects (it always does here).
     public var retainsRegisteredObjects: Bool = true
@@ -460,6 +462,25 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         deleted.append(object)
         pendingDeleted.append(object)
         applyDeleteRules(to: object)
+    }
+
+    /// Whether to turn a fault whose row is gone from the store into a deleted object with empty
+    /// values (see `shouldDeleteInaccessibleFaults`) rather than trap. Override it to decide per
+    /// object; this one answers `shouldDeleteInaccessibleFaults`. `property` is the property whose
+    /// read fired the fault, when known (nil here).
+    open func shouldHandleInaccessibleFault(_ fault: NSManagedObject, for oid: NSManagedObjectID, triggeredByProperty property: NSPropertyDescription?) -> Bool {
+        shouldDeleteInaccessibleFaults
+    }
+
+    /// Turns a fault whose row is gone into a deleted object: its attributes nil (or 0 through a
+    /// scalar accessor), its relationships empty, in `deletedObjects`, exempt from validation, and
+    /// discarded (not written) by the next save, or by `reset()`.
+    func deleteInaccessibleFault(_ object: NSManagedObject) {
+        object.allocateStorage()
+        object.inaccessibleFlag = true
+        guard !object.deletedFlag else { return }
+        object.deletedFlag = true
+        deleted.append(object)
     }
 
     /// Applies Nullify and Cascade rules of a deleted object; Deny is checked at save.

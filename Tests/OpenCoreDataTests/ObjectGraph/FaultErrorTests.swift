@@ -72,9 +72,10 @@ import Testing
         #expect(message.contains("no such table"))
     }
 
-    @Test func aDeletedRowStillReadsAsDeleted() async {
+    @Test func aDeletedRowTrapsWhenTheContextDoesntDeleteInaccessibleFaults() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (context, url, _, employeeID) = try FaultErrorTests.savedCompany()
+            context.shouldDeleteInaccessibleFaults = false
             let employee = context.object(with: employeeID)
             let queue = try DatabaseQueue(path: url.path)
             try queue.write { try $0.execute(sql: "DELETE FROM ZEMPLOYEE") }
