@@ -221,6 +221,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         }
     }
 
+    /// Runs a request for a context, as the context would: a fetch request returns its results
+    /// (an array of the request's result type), a save request saves the context and returns an
+    /// empty array, a batch or asynchronous request returns its result. Call it on the context's
+    /// queue.
+    public func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext) throws -> Any {
+        switch request {
+        case let fetch as NSFetchRequest<NSFetchRequestResult>:
+            return try context.fetch(fetch)
+        case is NSSaveChangesRequest:
+            try context.save()
+            return [Any]()
+        default:
+            return try context.execute(request)
+        }
+    }
+
     /// Deletes a store's files (Apple's newer store-type spelling).
     public func destroyPersistentStore(at url: URL, type storeType: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
         try destroyPersistentStore(at: url, ofType: storeType.rawValue, options: options)

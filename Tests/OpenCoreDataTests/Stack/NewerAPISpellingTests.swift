@@ -75,6 +75,25 @@ import Testing
         #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Company")) == 3)
     }
 
+    @Test func theCoordinatorExecutesRequestsForAContext() throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestSupport.makeCompanyModel())
+        try coordinator.addPersistentStore(type: .sqlite, at: TestSupport.temporaryDirectory().appendingPathComponent("execute.sqlite"))
+        let context = TestSupport.context(coordinator)
+        let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+        company.setValue("Acme", forKey: "name")
+        #expect((try coordinator.execute(NSSaveChangesRequest(inserted: nil, updated: nil, deleted: nil, locked: nil), with: context) as? [Any])?.isEmpty == true)
+        #expect(!context.hasChanges)
+
+        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Company")
+        let found = try coordinator.execute(fetch, with: context) as? [NSManagedObject]
+        #expect(found?.map { $0.value(forKey: "name") as? String } == ["Acme"])
+
+        let update = NSBatchUpdateRequest(entityName: "Company")
+        update.propertiesToUpdate = ["name": "Acme Corp"]
+        update.resultType = .updatedObjectsCountResultType
+        #expect((try coordinator.execute(update, with: context) as? NSBatchUpdateResult)?.result as? Int == 1)
+    }
+
     @Test func theContextKeepsTheAppsValues() {
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.userInfo["screen"] = "inbox"
