@@ -25,6 +25,11 @@ public let OCDMigrationSourceModelsOptionKey = "OCDMigrationSourceModels"
 enum StoreMigrator {
     /// Migrates the store file to `model`; false (nothing done) when the options don't ask for it.
     static func migrate(type: String, url: URL?, model: NSManagedObjectModel, configuration: String?, options: [AnyHashable: Any]?) throws -> Bool {
+        if let manager = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager,
+           type == NSSQLiteStoreType || type == NSBinaryStoreType, let url, !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]) {
+            try StagedMigration(manager: manager, type: type, url: url, model: model, configuration: configuration, options: options).run()
+            return true
+        }
         guard type == NSSQLiteStoreType || type == NSBinaryStoreType, let url,
               StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]),
               !StoreOptions.flag(options?[NSReadOnlyPersistentStoreOption]),
@@ -61,13 +66,24 @@ enum StoreMigrator {
                 "The store at \(url.path) was made with a model version whose version hashes match none of the versions found, so it can't be migrated. Keep every version in the .xcdatamodeld beside the current one.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
         }
-        let mapping = try mappingModel(from: sourceModel, to: model, options: options, store: "at \(url.path)", url: url)
+        try migrateStep(type: type, url: url, from: sourceModel, to: model, configuration: configuration, options: options, metadata: metadata)
+        return true
+    }
+
+    /// Migrates the store file from one model version to the next: with a mapping model made for
+    /// them if one is found, else the inferred one (when `inferring` or the options allow it). An
+    /// inferred mapping on a SQLite store runs in place in one transaction; any other migration
+    /// writes a new file and renames it over the store. A failure leaves the file as it was.
+    static func migrateStep(type: String, url: URL, from sourceModel: NSManagedObjectModel, to model: NSManagedObjectModel, configuration: String?,
+                            options: [AnyHashable: Any]?, metadata: [String: Any], inferring: Bool = false) throws {
+        var mappingOptions = options ?? [:]
+        if inferring { mappingOptions[NSInferMappingModelAutomaticallyOption] = true }
+        let mapping = try mappingModel(from: sourceModel, to: model, options: mappingOptions, store: "at \(url.path)", url: url)
         if type == NSSQLiteStoreType, mapping.isInferred,
            try SQLiteStore.migrateInPlace(at: url, from: sourceModel, to: model, configuration: configuration, mapping: mapping, metadata: metadata) {
-            return true
+            return
         }
         try migrateIntoNewFile(url, type: type, from: sourceModel, to: model, mapping: mapping, identifier: metadata[NSStoreUUIDKey] as? String)
-        return true
     }
 
     /// The mapping between two versions: a mapping model made for them if one is found beside the
