@@ -54,6 +54,20 @@ struct PostgreSQLMigrationTests {
         #expect(try TestSupport.context(again).count(for: NSFetchRequest<NSManagedObject>(entityName: "Human")) == 21)
     }
 
+    @Test func stagedMigrationIsRefusedWithEverythingLeftAsItWas() throws {
+        let (database, _) = try versionOneDatabase()
+        let before = try snapshot(database)
+        let (v1, v2) = (LightweightMigrationTests.version1(), LightweightMigrationTests.version2())
+        var staged = options
+        staged[NSPersistentStoreStagedMigrationManagerOptionKey] = NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum, v2.versionChecksum])])
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: v2)
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: database.url, options: staged)
+        }
+        #expect(error.code == NSMigrationError && error.localizedDescription.contains("staged migration runs on SQLite and binary stores"))
+        #expect(try snapshot(database) == before)
+    }
+
     @Test func aFailedMigrationLeavesEveryTableAndRowAsItWas() throws {
         let (database, _) = try versionOneDatabase()
         let before = try snapshot(database)

@@ -172,7 +172,10 @@ final class SQLServerStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreTypeKey] = type
         let changed = StoreModelMatching.changedEntities(entities, against: metadata)
         var tables = tables
-        if !changed.isEmpty, StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]) {
+        if !changed.isEmpty, options?[NSPersistentStoreStagedMigrationManagerOptionKey] != nil {
+            throw CoreDataError.make(.migration,
+                "The store \(locationDescription) needs migrating, and staged migration runs on SQLite and binary stores only: a server store migrates by lightweight migration (NSMigratePersistentStoresAutomaticallyOption).")
+        } else if !changed.isEmpty, StoreOptions.flag(options?[NSMigratePersistentStoresAutomaticallyOption]) {
             metadata = try migrate(connection, metadata: metadata)
             tables = try storedColumns(connection)
         } else if !changed.isEmpty {
