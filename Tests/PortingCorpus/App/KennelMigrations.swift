@@ -20,7 +20,7 @@ enum KennelModelVersion: String, CaseIterable {
     case v2 = "Kennel v2"
     case v3 = "Kennel"
 
-    /// The checksums Xcode prints in the build log ("Model version checksum").
+    /// The versions' checksums (`versionChecksum`), pasted in as apps do.
     var checksum: String {
         switch self {
         case .v1: return "Z/AoxrPquiB9V5uRoU6CDzrzcyj94Bi4tD/yU+XroiE="
