@@ -10,7 +10,7 @@ struct CompileCommand: InspectorCommand {
         abstract: "Compile a .xcdatamodeld into a .momd (or a .xcdatamodel into a .mom), as Xcode does.",
         discussion: """
             A .momd holds every version's .mom and a VersionInfo.plist naming the current version \
-            with each version's entity hashes. The output replaces what is at the destination only \
+            with each version's entity hashes and checksum. The output replaces what is at the destination only \
             once it is completely written.
             """
     )

@@ -60,6 +60,15 @@ import Testing
         #expect(reproduced == 11)
     }
 
+    /// The model's `versionChecksum` equals the checksum Xcode recorded for a real app's model
+    /// (20 entities, transformable and URI attributes, ordered to-many relationships, compound
+    /// uniqueness constraints), so checksums pasted from Xcode's build log name our models.
+    @Test func reproducesTheChecksumXcodeRecordedForAModelVersion() throws {
+        let model = try NSManagedObjectModel.load(contentsOf: TestSupport.fixtures.appendingPathComponent("sceyt/SceytChatModelV3.xcdatamodel"))
+        #expect(model.entities.count == 20)
+        #expect(model.versionChecksum == "qU4TwYYuTfM7y1OKmqCAx5oYrDqyNsd9T5K5m4SCCqQ=")
+    }
+
     /// A property's hash depends on what changes its storage, not on class names, user info,
     /// defaults or delete rules.
     @Test func propertyHashesFollowTheSchemaOnly() throws {

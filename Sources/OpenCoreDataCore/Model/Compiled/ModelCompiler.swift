@@ -2,7 +2,8 @@ import Foundation
 
 /// Compiles Xcode's model source into what an app ships, as Xcode's model compiler does: a
 /// `.xcdatamodeld` becomes a `.momd` folder holding every version's `.mom` and a
-/// `VersionInfo.plist` (the current version's name and every version's entity hashes); a single
+/// `VersionInfo.plist` (the current version's name, every version's entity hashes and, as recent
+/// Xcode records it, every version's checksum); a single
 /// `.xcdatamodel` becomes one `.mom`.
 package enum ModelCompiler {
     /// What a compilation wrote.
@@ -30,13 +31,16 @@ package enum ModelCompiler {
             let current = try XcodeModelLoader.currentVersionName(in: source).replacingOccurrences(of: ".xcdatamodel", with: "")
             try fileManager.createDirectory(at: temporary, withIntermediateDirectories: false)
             var hashes: [String: [String: Data]] = [:]
+            var checksums: [String: String] = [:]
             for (file, model) in models.sorted(by: { $0.key < $1.key }) {
                 let version = String(file.dropLast(".xcdatamodel".count))
                 progress(version)
                 try write(model, to: temporary.appendingPathComponent("\(version).mom"))
                 hashes[version] = model.entityVersionHashesByName
+                checksums[version] = model.versionChecksum
             }
-            let info: [String: Any] = ["NSManagedObjectModel_CurrentVersionName": current, "NSManagedObjectModel_VersionHashes": hashes]
+            let info: [String: Any] = ["NSManagedObjectModel_CurrentVersionName": current, "NSManagedObjectModel_VersionHashes": hashes,
+                                       ModelVersionChecksums.versionInfoKey: checksums]
             try PropertyListSerialization.data(fromPropertyList: info, format: .binary, options: 0)
                 .write(to: temporary.appendingPathComponent("VersionInfo.plist"))
             output = Output(versions: hashes.keys.sorted(), currentVersion: current, destination: destination)
