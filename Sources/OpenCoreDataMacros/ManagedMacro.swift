@@ -25,10 +25,23 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
             throw MacroMessage("@Managed needs an explicit type: `@Managed var \(identifier.text): Type`.")
         }
         let key = identifier.trimmedDescription.filter { $0 != "`" }
+        if isPrimitiveAccessorName(key) {
+            // `@NSManaged var primitiveName` is Core Data's primitive accessor of `name`.
+            return [
+                "get { _managedPrimitiveValue(forKey: \(literal: key)) }",
+                "set { _setManagedPrimitiveValue(newValue, forKey: \(literal: key)) }",
+            ]
+        }
         return [
             "get { _managedValue(forKey: \(literal: key)) }",
             "set { _setManagedValue(newValue, forKey: \(literal: key)) }",
         ]
+    }
+
+    /// Whether a property's name is a primitive accessor's: `primitive` and a capital letter.
+    static func isPrimitiveAccessorName(_ name: String) -> Bool {
+        guard name.hasPrefix("primitive"), let first = name.dropFirst("primitive".count).first else { return false }
+        return first.isUppercase
     }
 
     /// For a to-many property (`NSSet`, `NSOrderedSet` or `Set<…>`), adds the relationship helpers Xcode
@@ -43,6 +56,7 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
               let binding = variable.bindings.first,
               let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier,
               let type = binding.typeAnnotation?.type.trimmedDescription else { return [] }
+        guard !isPrimitiveAccessorName(identifier.trimmedDescription.filter({ $0 != "`" })) else { return [] }
         let ordered = type.contains("NSOrderedSet")
         guard ordered || type.contains("NSSet") || type.hasPrefix("Set<") else { return [] }
         let key = identifier.trimmedDescription.filter { $0 != "`" }

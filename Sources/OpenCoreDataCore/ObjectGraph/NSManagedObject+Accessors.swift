@@ -34,6 +34,33 @@ extension NSManagedObject {
         setValue(ManagedValueConversion.flatten(newValue), forKey: key)
     }
 
+    /// Reads a `@Managed var primitiveName` property: Core Data's primitive accessor of `name`
+    /// (`primitiveValue(forKey: "name")`: no access notifications). A property the entity really
+    /// has under the declared name is read as any other.
+    public final func _managedPrimitiveValue<T>(forKey declaredName: String) -> T {
+        guard let key = primitiveKey(declaredName) else { return _managedValue(forKey: declaredName) }
+        return ManagedValueConversion.convert(primitiveValue(forKey: key), to: T.self, key: key, entity: entity)
+    }
+
+    /// Writes a `@Managed var primitiveName` property: `setPrimitiveValue(_:forKey: "name")`,
+    /// without change notifications.
+    public final func _setManagedPrimitiveValue<T>(_ newValue: T, forKey declaredName: String) {
+        guard let key = primitiveKey(declaredName) else { return _setManagedValue(newValue, forKey: declaredName) }
+        setPrimitiveValue(ManagedValueConversion.flatten(newValue), forKey: key)
+    }
+
+    /// The property a primitive accessor's name stands for (`primitiveFirstName` → `firstName`),
+    /// or nil when the entity has a property with the declared name itself.
+    private func primitiveKey(_ declaredName: String) -> String? {
+        let properties = entity.frozenPropertiesByName
+        if properties[declaredName] != nil { return nil }
+        let rest = declaredName.dropFirst("primitive".count)
+        let lowered = rest.prefix(1).lowercased() + rest.dropFirst()
+        if properties[lowered] != nil { return lowered }
+        if properties[String(rest)] != nil { return String(rest) }
+        coreDataMisuse("\(declaredName) is a primitive accessor of \(lowered), which the entity \(entity.name ?? "?") doesn't have.")
+    }
+
     /// An editor for a to-many relationship, used by `@Managed` helper functions.
     public final func _managedRelationship(_ key: String) -> ManagedRelationshipEditor {
         guard let relationship = property(forKey: key) as? NSRelationshipDescription, relationship.isToMany else {

@@ -616,6 +616,26 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         if insertedFlag || deletedFlag { return }
         managedObjectContext?.objectDidChange(self)
     }
+    /// Called before a to-many relationship's set changes by `mutationKind` with `objects`, by
+    /// accessors that change the set through its primitive value.
+    open func willChangeValue(forKey key: String, withSetMutation mutationKind: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
+        willChangeForUndo()
+    }
+    /// Called after a to-many relationship's set changed; records the change with the context.
+    open func didChangeValue(forKey key: String, withSetMutation mutationKind: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
+        if insertedFlag || deletedFlag { return }
+        managedObjectContext?.objectDidChange(self)
+    }
+    /// Called before the objects at `indexes` of an ordered to-many relationship change.
+    open func willChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        willChangeForUndo()
+    }
+    /// Called after the objects at `indexes` of an ordered to-many relationship changed; records
+    /// the change with the context.
+    open func didChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        if insertedFlag || deletedFlag { return }
+        managedObjectContext?.objectDidChange(self)
+    }
 
     // MARK: Changes
 
