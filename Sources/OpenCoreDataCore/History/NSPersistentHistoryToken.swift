@@ -2,11 +2,13 @@ import Foundation
 
 /// A bookmark in persistent history: the last transaction seen in each store.
 ///
-/// Tokens are opaque. Keep the `token` of the last transaction you processed (a token is `Codable`,
-/// so it can be saved with `JSONEncoder` or `PropertyListEncoder`) and pass it to
-/// `NSPersistentHistoryChangeRequest.fetchHistory(after:)` to get only what came after it.
+/// Tokens are opaque. Keep the `token` of the last transaction you processed and pass it to
+/// `NSPersistentHistoryChangeRequest.fetchHistory(after:)` to get only what came after it. A token
+/// is `NSSecureCoding`, so it is saved as on Apple's platforms with
+/// `NSKeyedArchiver.archivedData(withRootObject:requiringSecureCoding:)` and read back with
+/// `NSKeyedUnarchiver.unarchivedObject(ofClass:from:)`; it is also `Codable`.
 /// Unchecked Sendable: immutable: one `let` dictionary of Sendable values.
-public final class NSPersistentHistoryToken: NSObject, Codable, @unchecked Sendable {
+public final class NSPersistentHistoryToken: NSObject, NSSecureCoding, Codable, @unchecked Sendable {
     /// The number of the last transaction covered, by store identifier (`NSStoreUUID`).
     let transactionNumbers: [String: Int64]
 
@@ -34,6 +36,38 @@ public final class NSPersistentHistoryToken: NSObject, Codable, @unchecked Senda
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(transactionNumbers, forKey: .transactionNumbers)
     }
+
+    /// Tokens decode only what they encode: a dictionary of numbers by store identifier.
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Archives the token: its transaction numbers by store identifier.
+    public func encode(with coder: NSCoder) {
+        let numbers = NSMutableDictionary()
+        for (store, number) in transactionNumbers { numbers[NSString(string: store)] = NSNumber(value: number) }
+        coder.encode(numbers, forKey: Self.archiveKey)
+    }
+
+    /// Reads a token archived by `encode(with:)`; nil (with the coder's error set when it is a
+    /// keyed unarchiver) for anything else.
+    public init?(coder: NSCoder) {
+        guard let numbers = coder.decodeObject(of: [NSDictionary.self, NSString.self, NSNumber.self], forKey: Self.archiveKey) as? NSDictionary else {
+            coder.failWithError(CoreDataError.make(.fileReadCorruptFile, "The archive holds no persistent history token."))
+            return nil
+        }
+        var decoded: [String: Int64] = [:]
+        for (store, number) in numbers {
+            guard let store = store as? String, let number = number as? NSNumber else {
+                coder.failWithError(CoreDataError.make(.fileReadCorruptFile, "The archived persistent history token is malformed."))
+                return nil
+            }
+            decoded[store] = number.int64Value
+        }
+        transactionNumbers = decoded
+        super.init()
+    }
+
+    /// The archive key of the transaction numbers.
+    private static let archiveKey = "transactionNumbers"
 
     /// Tokens are equal when they mark the same place in the same stores.
     public override func isEqual(_ object: Any?) -> Bool {

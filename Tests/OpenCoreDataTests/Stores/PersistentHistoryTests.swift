@@ -283,6 +283,26 @@ import Testing
         #expect(try history(context).last?.token != token)
     }
 
+    /// Tokens are archived as apps archive them, with `NSKeyedArchiver` and secure coding; an
+    /// archive of something else, or damaged bytes, is an error, not a token or a crash.
+    @Test func tokensArchiveWithSecureCoding() throws {
+        let (_, context, directory) = try stack()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = note(context, "one")
+        try context.save()
+        let token = try #require(try history(context).last?.token)
+        let data = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+        let unarchived = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: data))
+        #expect(unarchived == token)
+        #expect(try history(context, after: unarchived).isEmpty)
+        #expect(NSPersistentHistoryToken.supportsSecureCoding)
+
+        let notAToken = try NSKeyedArchiver.archivedData(withRootObject: NSString(string: "token"), requiringSecureCoding: true)
+        // (Foundation on Linux answers nil here where Apple's throws.)
+        #expect((try? NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: notAToken)) == nil)
+        #expect(throws: (any Error).self) { try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: Data("damaged".utf8)) }
+    }
+
     @Test func objectIDNotificationMergesIntoAnotherContext() throws {
         let (coordinator, context, directory) = try stack()
         defer { try? FileManager.default.removeItem(at: directory) }

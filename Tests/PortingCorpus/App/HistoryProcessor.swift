@@ -4,7 +4,8 @@
 //
 //  Persistent history processing as apps with an importer or an extension write it: fetch the
 //  transactions other authors saved since the last token, merge them into the view context, keep
-//  the newest token.
+//  the newest token in a file with NSKeyedArchiver, as Apple's sample code does, so the next
+//  launch resumes where this one stopped.
 //
 
 import Foundation
@@ -18,11 +19,32 @@ class HistoryProcessor {
 
     let container: NSPersistentContainer
     let appTransactionAuthorName: String
-    private(set) var lastHistoryToken: NSPersistentHistoryToken?
+    let tokenFile: URL?
 
-    init(container: NSPersistentContainer, appTransactionAuthorName: String) {
+    private(set) var lastHistoryToken: NSPersistentHistoryToken? = nil {
+        didSet {
+            guard let token = lastHistoryToken, let tokenFile = tokenFile,
+                let data = try? NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true) else { return }
+            do {
+                try data.write(to: tokenFile)
+            } catch {
+                print("Failed to write token data. Error = \(error)")
+            }
+        }
+    }
+
+    init(container: NSPersistentContainer, appTransactionAuthorName: String, tokenFile: URL? = nil) {
         self.container = container
         self.appTransactionAuthorName = appTransactionAuthorName
+        self.tokenFile = tokenFile
+        // Load the last token from the token file.
+        if let tokenFile = tokenFile, let tokenData = try? Data(contentsOf: tokenFile) {
+            do {
+                lastHistoryToken = try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: tokenData)
+            } catch {
+                print("Failed to unarchive NSPersistentHistoryToken. Error = \(error)")
+            }
+        }
     }
 
     /// Merges what other authors saved since the last call into the view context, and returns

@@ -187,8 +187,7 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(dog.weight, 28)
     }
 
-    func testHistoryFromOtherAuthorsIsMergedIntoTheViewContext() throws {
-        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("KennelHistory-\(UUID().uuidString).sqlite")
+    func makeHistoryTrackingContainer(storeURL: URL) -> NSPersistentContainer {
         let description = NSPersistentStoreDescription(url: storeURL)
         description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
         let container = NSPersistentContainer(name: "Kennel", managedObjectModel: TestCoreDataStack.model)
@@ -196,6 +195,12 @@ class KennelTests: XCTestCase {
         container.loadPersistentStores { _, error in
             XCTAssertNil(error)
         }
+        return container
+    }
+
+    func testHistoryFromOtherAuthorsIsMergedIntoTheViewContext() throws {
+        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("KennelHistory-\(UUID().uuidString).sqlite")
+        let container = makeHistoryTrackingContainer(storeURL: storeURL)
         defer {
             try? container.persistentStoreCoordinator.destroyPersistentStore(at: storeURL, ofType: NSSQLiteStoreType, options: nil)
         }
@@ -227,6 +232,69 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(fido?.name, "Fido")
         XCTAssertEqual(try container.viewContext.count(for: dogs), 2, "merging moved it to the newest generation")
         XCTAssertTrue(processor.processPersistentHistory().isEmpty, "nothing new after the last token")
+    }
+
+    func testHistoryTokenIsKeptAcrossLaunches() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("KennelToken-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: nil)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storeURL = directory.appendingPathComponent("Kennel.sqlite")
+        let tokenFile = directory.appendingPathComponent("token.data", isDirectory: false)
+        let container = makeHistoryTrackingContainer(storeURL: storeURL)
+        container.viewContext.transactionAuthor = "app"
+
+        let importer = container.newBackgroundContext()
+        importer.transactionAuthor = "importer"
+        importer.performAndWait {
+            let fido = Dog(context: importer)
+            fido.name = "Fido"
+            try? importer.save()
+        }
+        let firstLaunch = HistoryProcessor(container: container, appTransactionAuthorName: "app", tokenFile: tokenFile)
+        XCTAssertEqual(firstLaunch.processPersistentHistory().count, 1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: tokenFile.path))
+
+        let secondLaunch = HistoryProcessor(container: container, appTransactionAuthorName: "app", tokenFile: tokenFile)
+        XCTAssertEqual(secondLaunch.lastHistoryToken, firstLaunch.lastHistoryToken)
+        XCTAssertTrue(secondLaunch.processPersistentHistory().isEmpty, "the saved token resumes after what was merged")
+        importer.performAndWait {
+            let rex = Dog(context: importer)
+            rex.name = "Rex"
+            try? importer.save()
+        }
+        XCTAssertEqual(secondLaunch.processPersistentHistory().count, 1)
+
+        try Data("not a token".utf8).write(to: tokenFile)
+        let damaged = HistoryProcessor(container: container, appTransactionAuthorName: "app", tokenFile: tokenFile)
+        XCTAssertNil(damaged.lastHistoryToken, "a damaged token file is reported, not a crash")
+    }
+
+    func testConflictingSaveIsReportedAsCocoaError() throws {
+        let dog = makeDog("Rex", weight: 30)
+        try context.save()
+        let container = coreDataStack.persistentContainer
+        let editor = container.newBackgroundContext()
+        let importer = container.newBackgroundContext()
+        editor.performAndWait {
+            let rex = editor.object(with: dog.objectID) as! Dog
+            XCTAssertEqual(rex.weight, 30)
+            importer.performAndWait {
+                let other = importer.object(with: dog.objectID) as! Dog
+                other.weight = 31
+                try? importer.save()
+            }
+            rex.weight = 29
+            do {
+                try editor.save()
+                XCTFail("the save should conflict with the importer's")
+            } catch let error as CocoaError where error.code == .managedObjectMerge {
+                XCTAssertEqual(CocoaError.managedObjectMerge.rawValue, NSManagedObjectMergeError)
+                XCTAssertEqual(error.persistentStoreSaveConflicts?.count, 1)
+                XCTAssertEqual(error.persistentStoreSaveConflicts?.first?.sourceObject, rex)
+            } catch {
+                XCTFail("Unexpected error: \(error)")
+            }
+        }
     }
 
     func testSavingAnUnchangedContextStillPostsDidSave() throws {
