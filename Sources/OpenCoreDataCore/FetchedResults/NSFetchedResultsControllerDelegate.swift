@@ -21,6 +21,11 @@ public protocol NSFetchedResultsControllerDelegate: AnyObject {
     /// reloaded. Implementing it replaces the per-change methods, as on Apple platforms.
     func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
                     didChangeContentWith snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>)
+    /// The whole new state as Apple's untyped snapshot reference, as UIKit apps implement it
+    /// (`snapshot as NSDiffableDataSourceSnapshot<String, NSManagedObjectID>` bridges it).
+    /// Implementing it replaces the per-change methods, as on Apple platforms.
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                    didChangeContentWith snapshot: NSDiffableDataSourceSnapshotReference)
     /// The change as a `CollectionDifference` of object IDs (controllers without sections only).
     /// Implementing it replaces the per-change methods, as on Apple platforms.
     func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
@@ -37,6 +42,10 @@ extension NSFetchedResultsControllerDelegate {
     public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
     public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
                            didChangeContentWith snapshot: NSDiffableDataSourceSnapshot<String, NSManagedObjectID>) {
+        self.controller(controller, didChangeContentWith: NSDiffableDataSourceSnapshotReference(snapshot))
+    }
+    public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,
+                           didChangeContentWith snapshot: NSDiffableDataSourceSnapshotReference) {
         controller.state.snapshotMethodIsDefault = true
     }
     public func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>,

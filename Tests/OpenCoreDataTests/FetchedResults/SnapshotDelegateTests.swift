@@ -14,6 +14,21 @@ final class SnapshotDelegate: NSFetchedResultsControllerDelegate {
     func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) { otherCallbacks += 1 }
 }
 
+/// A delegate written as UIKit apps write it: Apple's snapshot reference, bridged to the typed
+/// snapshot a diffable data source applies.
+final class SnapshotReferenceDelegate: NSObject, NSFetchedResultsControllerDelegate {
+    var references: [NSDiffableDataSourceSnapshotReference] = []
+    var applied: [NSDiffableDataSourceSnapshot<String, NSManagedObjectID>] = []
+    var otherCallbacks = 0
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChangeContentWith snapshot: NSDiffableDataSourceSnapshotReference) {
+        references.append(snapshot)
+        let snapshot = snapshot as NSDiffableDataSourceSnapshot<String, NSManagedObjectID>
+        applied.append(snapshot)
+    }
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChange anObject: Any, at indexPath: IndexPath?,
+                    for type: NSFetchedResultsChangeType, newIndexPath: IndexPath?) { otherCallbacks += 1 }
+}
+
 /// A delegate that implements only the `CollectionDifference` form.
 final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
     var differences: [CollectionDifference<NSManagedObjectID>] = []
@@ -51,6 +66,38 @@ final class DifferenceDelegate: NSFetchedResultsControllerDelegate {
         #expect(snapshot.itemIdentifiers(inSection: "South America").first == uruguay.objectID)
         #expect(snapshot.reloadedItemIdentifiers == [uruguay.objectID], "changed objects are marked reloaded")
         #expect(snapshot.itemIdentifiers == controller.fetchedObjects?.map(\.objectID))
+    }
+
+    /// Apple's `NSDiffableDataSourceSnapshotReference` form replaces the other callbacks too, and
+    /// bridges to the typed snapshot (`as`, `as?`) or is read untyped.
+    @Test func snapshotReferencesBridgeToTypedSnapshots() throws {
+        let app = try app()
+        let controller = NSFetchedResultsController(fetchRequest: request(), managedObjectContext: app.context, sectionNameKeyPath: "qualifyingZone", cacheName: nil)
+        let delegate = SnapshotReferenceDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        _ = try app.execute("win Uruguay")
+        #expect(delegate.applied.count == 2)
+        #expect(delegate.otherCallbacks == 0)
+        let uruguay = try #require(try app.team(named: "Uruguay"))
+        let typed = delegate.applied[1]
+        #expect(typed.itemIdentifiers == controller.fetchedObjects?.map(\.objectID))
+        #expect(typed.reloadedItemIdentifiers == [uruguay.objectID])
+
+        let reference = delegate.references[1]
+        #expect(reference.numberOfItems == 32)
+        #expect(reference.numberOfSections == controller.sections?.count)
+        #expect(reference.sectionIdentifiers as? [String] == controller.sections?.map(\.name))
+        #expect((reference.itemIdentifiersInSection(withIdentifier: "South America").first as? NSManagedObjectID) == uruguay.objectID)
+        #expect(reference.sectionIdentifierForSection(containingItemIdentifier: uruguay.objectID) as? String == "South America")
+        #expect(reference.index(ofItemIdentifier: uruguay.objectID) == controller.fetchedObjects?.firstIndex(of: uruguay))
+        #expect(reference.index(ofSectionIdentifier: "Nowhere") == NSNotFound)
+        #expect((reference.reloadedItemIdentifiers as? [NSManagedObjectID]) == [uruguay.objectID])
+
+        let empty = NSDiffableDataSourceSnapshotReference() as NSDiffableDataSourceSnapshot<String, NSManagedObjectID>
+        #expect(empty.numberOfItems == 0)
+        let roundTrip = NSDiffableDataSourceSnapshotReference(typed) as NSDiffableDataSourceSnapshot<String, NSManagedObjectID>
+        #expect(roundTrip.itemIdentifiers == typed.itemIdentifiers)
     }
 
     @Test func differencesWithoutSections() throws {
