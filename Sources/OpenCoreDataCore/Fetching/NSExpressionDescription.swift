@@ -14,6 +14,15 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
         super.init()
     }
 
+    /// A copy with the same name, expression and result type (`NSCopying`).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSExpressionDescription()
+        copySettings(to: copy)
+        copy.expression = expression
+        copy.expressionResultType = expressionResultType
+        return copy
+    }
+
     open override var description: String {
         "(NSExpressionDescription) \(name) = \(expression.map { "\($0)" } ?? "nil")"
     }

@@ -51,6 +51,29 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         self.regularExpression = regularExpression
     }
 
+    /// A copy with the same settings, in no entity (`NSCopying`).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSAttributeDescription()
+        copyAttributeSettings(to: copy)
+        return copy
+    }
+
+    /// Gives `copy` this attribute's settings.
+    final func copyAttributeSettings(to copy: NSAttributeDescription) {
+        copySettings(to: copy)
+        copy.attributeType = attributeType
+        copy.customValueClassName = customValueClassName
+        copy.defaultValue = defaultValue
+        copy.valueTransformerName = valueTransformerName
+        copy.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
+        copy.usesScalarValueType = usesScalarValueType
+        copy.allowsCloudEncryption = allowsCloudEncryption
+        copy.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
+        copy.minimumValue = minimumValue
+        copy.maximumValue = maximumValue
+        copy.regularExpression = regularExpression
+    }
+
     open override var description: String {
         "(NSAttributeDescription) \(name), \(attributeType.xcodeName)\(isOptional ? ", optional" : "")\(isTransient ? ", transient" : "")"
     }
@@ -61,4 +84,12 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The expression that computes the value.
     public var derivationExpression: NSExpression?
+
+    /// A copy with the same settings and derivation, in no entity (`NSCopying`).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSDerivedAttributeDescription()
+        copyAttributeSettings(to: copy)
+        copy.derivationExpression = derivationExpression
+        return copy
+    }
 }

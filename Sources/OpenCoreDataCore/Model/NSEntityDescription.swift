@@ -7,7 +7,7 @@ import Synchronization
 /// superentity's order, then the entity's own; so a property's `slot` is the same in every entity of
 /// its hierarchy.
 /// Unchecked Sendable: immutable once the model is frozen (`freeze()`), which a coordinator does before use.
-open class NSEntityDescription: NSObject, @unchecked Sendable {
+open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The entity's name, unique within its model.
     public var name: String? { didSet { assertEditable() } }
     /// The name of the class that represents the entity's objects (`NSManagedObject` when absent).
@@ -76,6 +76,37 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         self.name = name
         self.managedObjectClassName = className
         self.properties = properties
+    }
+
+    /// A copy with copies of the entity's own properties and indexes, in no model, with no super- or
+    /// subentities (the superentity's name is kept); `NSManagedObjectModel.copy()` links its
+    /// copies to each other again (`NSCopying`).
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSEntityDescription()
+        copy.name = name
+        copy.managedObjectClassName = managedObjectClassName
+        copy.isAbstract = isAbstract
+        copy.userInfo = userInfo
+        copy.renamingIdentifier = renamingIdentifier
+        copy.versionHashModifier = versionHashModifier
+        copy.superentityName = superentity?.name ?? superentityName
+        copy.properties = ownProperties.map { $0.copy() as! NSPropertyDescription }
+        copy.uniquenessConstraints = uniquenessConstraints.map { constraint in
+            constraint.map { element -> Any in (element as? NSPropertyDescription)?.name ?? element }
+        }
+        let copiedProperties = copy.declaredProperties
+        copy.indexes = indexes.map { index in
+            let elements = index.elements.map { element in
+                let name = element.property?.name ?? element.propertyName ?? ""
+                let copied = NSFetchIndexElementDescription(propertyName: name, ascending: element.isAscending, collationType: element.collationType)
+                copied.property = copiedProperties.first { $0.name == name }
+                return copied
+            }
+            let copied = NSFetchIndexDescription(name: index.name, elements: elements)
+            copied.partialIndexPredicate = index.partialIndexPredicate
+            return copied
+        }
+        return copy
     }
 
     // MARK: Properties

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A model is mutable while it is being built; the first coordinator that uses it freezes it, after
 /// which changing it traps, as Core Data raises.
-open class NSManagedObjectModel: NSObject, @unchecked Sendable {
+open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     private var storedEntities: [NSEntityDescription] = []
     private var configurationMembers: [String: [String]] = [:]
     private var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
@@ -90,7 +90,8 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         }
         self.init()
         for model in models ?? [] {
-            storedEntities += model.storedEntities
+            // Copies: an entity belongs to one model, and the merged models stay as they were.
+            storedEntities += (model.copy() as! NSManagedObjectModel).storedEntities
             configurationMembers.merge(model.configurationMembers) { $0 + $1 }
             templates.merge(model.templates) { first, _ in first }
         }
@@ -111,6 +112,44 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         templates = other.templates
         versionIdentifiers = other.versionIdentifiers
         for entity in storedEntities { entity.managedObjectModel = self }
+    }
+
+    /// A model that can be changed, with copies of the entities (linked to each other as these
+    /// are), the configurations, fetch request templates and version identifiers; a copy of a
+    /// model in use is not frozen (`NSCopying`).
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSManagedObjectModel()
+        let originals = storedEntities
+        let copies = originals.map { $0.copy() as! NSEntityDescription }
+        var copyOf: [ObjectIdentifier: NSEntityDescription] = [:]
+        for (original, entity) in zip(originals, copies) { copyOf[ObjectIdentifier(original)] = entity }
+        for (original, entity) in zip(originals, copies) where !original.subentities.isEmpty {
+            entity.subentities = original.subentities.compactMap { copyOf[ObjectIdentifier($0)] }
+        }
+        let byName = Dictionary(copies.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+        for entity in copies {
+            for case let relationship as NSRelationshipDescription in entity.declaredProperties {
+                let destination = relationship.destinationEntity.flatMap { copyOf[ObjectIdentifier($0)] }
+                    ?? relationship.destinationEntityName.flatMap { byName[$0] }
+                guard let destination else { continue }
+                let inverseName = relationship.inverseName
+                relationship.destinationEntity = destination
+                // An inverse the copies don't have is kept by name, not as the original's relationship.
+                relationship.inverseRelationship = inverseName.flatMap { destination.relationshipsByName[$0] }
+                relationship.inverseName = inverseName
+            }
+        }
+        copy.entities = copies
+        copy.configurationMembers = configurationMembers
+        for (name, template) in templates {
+            let request = template.copied()
+            if let entityName = template.entity?.name, let entity = byName[entityName] { request.entity = entity }
+            copy.templates[name] = request
+        }
+        copy.versionIdentifiers = versionIdentifiers
+        copy.localizationDictionary = localizationDictionary
+        copy.sourceURL = sourceURL
+        return copy
     }
 
     // MARK: Entities

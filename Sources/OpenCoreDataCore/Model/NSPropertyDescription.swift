@@ -3,7 +3,7 @@ import Foundation
 /// A property of an entity: an attribute, a relationship or a fetched property.
 ///
 /// Descriptions are mutable while a model is being built and frozen once a coordinator uses the model.
-open class NSPropertyDescription: NSObject, @unchecked Sendable {
+open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The property's name, unique within its entity hierarchy.
     public var name: String { didSet { assertEditable() } }
     /// The entity that declares the property (nil once the entity is gone, as a weak reference).
@@ -51,6 +51,28 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     public func setValidationPredicates(_ predicates: [NSPredicate]?, withValidationWarnings warnings: [String]?) {
         validationPredicates = predicates ?? []
         validationWarnings = warnings ?? []
+    }
+
+    /// A copy with the same settings, in no entity (`NSCopying`).
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSPropertyDescription(name: name)
+        copySettings(to: copy)
+        return copy
+    }
+
+    /// Gives `copy` the settings every property has.
+    final func copySettings(to copy: NSPropertyDescription) {
+        copy.name = name
+        copy.isOptional = isOptional
+        copy.isTransient = isTransient
+        copy.isIndexed = isIndexed
+        copy.isIndexedBySpotlight = isIndexedBySpotlight
+        copy.isStoredInExternalRecord = isStoredInExternalRecord
+        copy.userInfo = userInfo
+        copy.renamingIdentifier = renamingIdentifier
+        copy.versionHashModifier = versionHashModifier
+        copy.validationPredicates = validationPredicates
+        copy.validationWarnings = validationWarnings
     }
 
     /// A hash of the property's schema, used to decide whether a store matches a model.

@@ -48,6 +48,22 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
         self.isOrdered = ordered
     }
 
+    /// A copy with the same settings, in no entity (`NSCopying`): it points to the same
+    /// destination and inverse until it is put in a copied model.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSRelationshipDescription()
+        copySettings(to: copy)
+        copy.destinationReference = destinationReference
+        copy.destinationEntityName = destinationEntityName
+        copy.inverseRelationship = inverseRelationship
+        copy.inverseName = inverseName
+        copy.minCount = minCount
+        copy.maxCount = maxCount
+        copy.deleteRule = deleteRule
+        copy.isOrdered = isOrdered
+        return copy
+    }
+
     open override var description: String {
         "(NSRelationshipDescription) \(name) -> \(destinationEntity?.name ?? destinationEntityName ?? "?")\(isToMany ? " (to-many\(isOrdered ? ", ordered" : ""))" : "")"
     }
@@ -58,4 +74,12 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
 open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
     /// The fetch request the property evaluates.
     public var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
+
+    /// A copy with the same settings and a copy of the fetch request, in no entity (`NSCopying`).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSFetchedPropertyDescription()
+        copySettings(to: copy)
+        copy.fetchRequest = fetchRequest?.copied()
+        return copy
+    }
 }
