@@ -55,6 +55,15 @@ open class NSMigrationManager: NSObject, ExpressionFunctionTarget, @unchecked Se
     /// The fraction of the migration done, from 0 to 1.
     open var migrationProgress: Float { Float(progress.fractionCompleted) }
 
+    /// `migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`
+    /// with store types as `NSPersistentStore.StoreType` (Apple's newer spelling).
+    public func migrateStore(from sourceURL: URL, type sourceType: NSPersistentStore.StoreType, options sourceOptions: [AnyHashable: Any]? = nil,
+                             mapping mappingModel: NSMappingModel, to destinationURL: URL, type destinationType: NSPersistentStore.StoreType,
+                             options destinationOptions: [AnyHashable: Any]? = nil) throws {
+        try migrateStore(from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mappingModel,
+                         toDestinationURL: destinationURL, destinationType: destinationType.rawValue, destinationOptions: destinationOptions)
+    }
+
     /// Migrates the store at `sourceURL` into a new store at `dURL`, with the mapping model (or the
     /// inferred one when nil). The source file is left as it was.
     open func migrateStore(from sourceURL: URL, sourceType sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,

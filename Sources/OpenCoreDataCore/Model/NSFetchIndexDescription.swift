@@ -6,7 +6,9 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The index's name, unique within its entity.
     public var name: String
     /// The indexed properties, in order.
-    public var elements: [NSFetchIndexElementDescription]
+    public var elements: [NSFetchIndexElementDescription] {
+        didSet { for element in elements { element.indexDescription = self } }
+    }
     /// A predicate limiting the index to some rows (a partial index).
     public var partialIndexPredicate: NSPredicate?
     /// The entity the index belongs to (nil once the entity is gone, as a weak reference).
@@ -20,6 +22,8 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {
         self.name = name
         self.elements = elements ?? []
+        super.init()
+        for element in self.elements { element.indexDescription = self }
     }
 }
 
@@ -41,6 +45,8 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     public var isAscending: Bool = true
     /// The index's storage.
     public var collationType: CollationType = .binary
+    /// The index the element belongs to.
+    public internal(set) weak var indexDescription: NSFetchIndexDescription?
 
     /// Creates an element for a property.
     public init(property: NSPropertyDescription, collationType: CollationType) {

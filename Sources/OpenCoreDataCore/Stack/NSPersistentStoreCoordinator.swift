@@ -257,6 +257,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
 
     // MARK: IDs
 
+    /// The object ID a URI string from `uriRepresentation().absoluteString` names, if its store is
+    /// added; nil for any other string.
+    public func managedObjectID(for string: String) -> NSManagedObjectID? {
+        URL(string: string).flatMap(managedObjectID(forURIRepresentation:))
+    }
+
     /// The object ID a URI from `uriRepresentation()` names, if its store is added.
     public func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
         guard url.scheme == "x-coredata", let host = url.host else { return nil }

@@ -20,6 +20,8 @@ public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
 public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
 /// Metadata key: a checksum of the model's entity version hashes (the model's `versionChecksum`).
 public let NSStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
+/// The same metadata key under Apple's later name.
+public let NSPersistentStoreModelVersionChecksumKey = NSStoreModelVersionChecksumKey
 /// Metadata key: the version of the recipe behind the recorded version hashes (3).
 let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
 /// Metadata key: a digest of the recorded entity names and version hashes.

@@ -100,8 +100,7 @@ final class AttachmentToImageAttachmentMigrationPolicyV3toV4: NSEntityMigrationP
             ?? NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         let manager = NSMigrationManager(sourceModel: source, destinationModel: destination)
         let target = url.deletingLastPathComponent().appendingPathComponent("migrated.sqlite")
-        try manager.migrateStore(from: url, sourceType: NSSQLiteStoreType, options: nil, with: mapping,
-                                 toDestinationURL: target, destinationType: NSSQLiteStoreType, destinationOptions: nil)
+        try manager.migrateStore(from: url, type: .sqlite, mapping: mapping, to: target, type: .sqlite)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
         try coordinator.replacePersistentStore(at: url, withPersistentStoreFrom: target, ofType: NSSQLiteStoreType)
         try coordinator.destroyPersistentStore(at: target, ofType: NSSQLiteStoreType)

@@ -38,6 +38,8 @@ import Testing
         #expect(uri.scheme == "x-coredata")
         #expect(uri.path.hasSuffix("/Employee/p1"))
         #expect(coordinator.managedObjectID(forURIRepresentation: uri) == alice.objectID)
+        #expect(coordinator.managedObjectID(for: uri.absoluteString) == alice.objectID)
+        #expect(coordinator.managedObjectID(for: "not a URI") == nil)
         // Another context sees the saved object as a fault with the same ID.
         let other = TestSupport.context(coordinator)
         let copy = try other.existingObject(with: alice.objectID)

@@ -679,6 +679,10 @@ import Testing
         let attribute = NSAttributeDescription(name: "n", type: .integer64AttributeType)
         let relationship = NSRelationshipDescription(name: "r", destination: nil)
         let index = NSFetchIndexDescription(name: "byN", elements: [])
+        let element = NSFetchIndexElementDescription(property: attribute, collationType: .binary)
+        let byElement = NSFetchIndexDescription(name: "byElement", elements: [element])
+        #expect(element.indexDescription === byElement)
+        withExtendedLifetime(byElement) {}
         do {
             let entity = NSEntityDescription(name: "Gone")
             let child = NSEntityDescription(name: "Child")

@@ -36,6 +36,9 @@ import Testing
         #expect(CompiledModelTests.summary(cached) == CompiledModelTests.summary(model))
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(cached.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let applesName = try NSPersistentStoreCoordinator.cachedModelForPersistentStore(at: url)
+        #expect(CompiledModelTests.summary(applesName) == CompiledModelTests.summary(model))
+        #expect(metadata[NSPersistentStoreModelVersionChecksumKey] as? String == model.versionChecksum)
 
         let old = TestSupport.fixtures.appendingPathComponent("failedbanks/FailedBanksCD.sqlite")
         let error = try #require(throws: NSError.self) { _ = try NSManagedObjectModel.cachedModel(ofStoreAt: old) }

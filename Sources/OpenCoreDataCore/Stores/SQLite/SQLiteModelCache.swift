@@ -57,3 +57,11 @@ extension NSManagedObjectModel {
         return model
     }
 }
+
+extension NSPersistentStoreCoordinator {
+    /// The model a Core Data SQLite store keeps of itself: `NSManagedObjectModel.cachedModel(ofStoreAt:)`
+    /// under Apple's name. The options are not needed to read it and are ignored.
+    public class func cachedModelForPersistentStore(at url: URL, options: [AnyHashable: Any]? = nil) throws -> NSManagedObjectModel {
+        try NSManagedObjectModel.cachedModel(ofStoreAt: url)
+    }
+}
