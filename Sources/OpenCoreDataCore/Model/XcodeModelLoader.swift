@@ -209,6 +209,8 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
         case "model":
             sawModelElement = true
             if let identifier = a["userDefinedModelVersionIdentifier"] { model.versionIdentifiers = [identifier] }
+        case "compositeAttribute":
+            throw fail("composite attributes (<compositeAttribute \(a["name"] ?? "")>, Xcode 15) are not supported", line: line)
         case "entity" where !insideElements:
             guard let entityName = a["name"], !entityName.isEmpty else { throw fail("<entity> without a name", line: line) }
             let entity = NSEntityDescription()

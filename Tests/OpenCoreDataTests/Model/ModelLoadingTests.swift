@@ -140,6 +140,23 @@ import Testing
         #expect(typeError.localizedDescription.contains(":4:"))
         #expect(typeError.localizedDescription.contains("Integer 99"))
 
+        // Xcode 15's composite attributes are refused by name, not as a stray <attribute>.
+        try """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+                </entity>
+                <compositeAttribute name="Address">
+                    <attribute name="city" optional="YES" attributeType="String"/>
+                </compositeAttribute>
+            </model>
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let compositeError = try #require(throws: NSError.self) { try NSManagedObjectModel.load(contentsOf: file) }
+        #expect(compositeError.code == 259)
+        #expect(compositeError.localizedDescription.contains("composite attributes"))
+        #expect(compositeError.localizedDescription.contains(":6:"))
+
         let missing = directory.appendingPathComponent("nothing.xcdatamodeld")
         #expect(throws: NSError.self) { try NSManagedObjectModel.load(contentsOf: missing) }
     }
