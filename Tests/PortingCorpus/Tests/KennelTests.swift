@@ -334,6 +334,35 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(viewModel.numberOfSections, 3)
     }
 
+    func testDiffableDataSourceSnapshots() throws {
+        let rex = makeDog("Rex", weight: 30)
+        for day in 1...2 {
+            let walk = Walk(context: context)
+            walk.date = Date(timeIntervalSinceReferenceDate: Double(day) * 86_400)
+            walk.dog = rex
+        }
+        try context.save()
+
+        let viewModel = WalkLogViewModel(dog: rex, context: context)
+        try viewModel.load()
+        XCTAssertEqual(viewModel.appliedSnapshots.count, 1, "the fetched state is applied at once")
+        XCTAssertEqual(viewModel.appliedSnapshots.last?.numberOfItems, 2)
+
+        let applied = expectation(description: "snapshot applied")
+        viewModel.onApply = { applied.fulfill() }
+        let newest = Walk(context: context)
+        newest.date = Date(timeIntervalSinceReferenceDate: 3 * 86_400)
+        newest.dog = rex
+        // As apps using diffable data sources do: a permanent ID before the save, so the snapshot's
+        // identifier doesn't change under the data source.
+        try context.obtainPermanentIDs(for: [newest])
+        try context.save()
+        wait(for: [applied], timeout: 5)
+        let snapshot = try XCTUnwrap(viewModel.appliedSnapshots.last)
+        XCTAssertEqual(snapshot.numberOfItems, 3)
+        XCTAssertEqual(snapshot.itemIdentifiers.first, newest.objectID)
+    }
+
     func testMigrationManagerComparesModels() throws {
         let sourceModel = NSPersistentContainer(name: "Kennel").managedObjectModel
         let destinationModel = TestCoreDataStack.model
