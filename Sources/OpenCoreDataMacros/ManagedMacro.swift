@@ -27,9 +27,11 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         let key = identifier.trimmedDescription.filter { $0 != "`" }
         if isPrimitiveAccessorName(key) {
             // `@NSManaged var primitiveName` is Core Data's primitive accessor of `name`.
+            let rest = key.dropFirst("primitive".count)
+            let property = rest.prefix(1).lowercased() + rest.dropFirst()
             return [
-                "get { _managedPrimitiveValue(forKey: \(literal: key)) }",
-                "set { _setManagedPrimitiveValue(newValue, forKey: \(literal: key)) }",
+                "get { _managedPrimitiveValue(forKey: \(literal: property), declaredName: \(literal: key)) }",
+                "set { _setManagedPrimitiveValue(newValue, forKey: \(literal: property), declaredName: \(literal: key)) }",
             ]
         }
         return [

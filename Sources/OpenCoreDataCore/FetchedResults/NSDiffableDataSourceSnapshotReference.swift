@@ -5,18 +5,23 @@ import Foundation
 /// `controller(_:didChangeContentWith:)` with this type. Bridge it to the typed snapshot as on
 /// Apple's platforms: `snapshot as NSDiffableDataSourceSnapshot<String, NSManagedObjectID>`.
 ///
-/// Invariant: immutable; it wraps one typed snapshot, built when first read.
-/// Unchecked Sendable: immutable, and the snapshot it wraps is Sendable.
+/// Invariant: immutable; it wraps one typed snapshot, whose untyped identifiers are gathered once,
+/// when first read.
+/// Unchecked Sendable: the wrapped snapshot is Sendable and the gathered identifiers are written
+/// once, under a lock.
 public final class NSDiffableDataSourceSnapshotReference: NSObject, @unchecked Sendable {
     /// The typed snapshot wrapped, as given.
     let base: any Sendable
-    /// The snapshot's contents with untyped identifiers.
-    private let untyped: @Sendable () -> UntypedContents
+    /// Gathers the untyped identifiers from `base`.
+    private let gather: @Sendable () -> UntypedContents
+    /// The untyped identifiers, once gathered.
+    private let gathered = LockedValue<UntypedContents?>(nil)
 
-    /// Sections, items by section and the marked identifiers, without their types.
+    /// Sections, items by section and in order, and the marked identifiers, without their types.
     struct UntypedContents {
         var sections: [AnyHashable] = []
-        var items: [AnyHashable: [AnyHashable]] = [:]
+        var itemsBySection: [AnyHashable: [AnyHashable]] = [:]
+        var items: [AnyHashable] = []
         var reloadedItems: [AnyHashable] = []
         var reconfiguredItems: [AnyHashable] = []
         var reloadedSections: [AnyHashable] = []
@@ -30,11 +35,13 @@ public final class NSDiffableDataSourceSnapshotReference: NSObject, @unchecked S
     /// Wraps a typed snapshot.
     public init<Section, Item>(_ snapshot: NSDiffableDataSourceSnapshot<Section, Item>) {
         base = snapshot
-        untyped = {
+        gather = {
             var contents = UntypedContents()
             contents.sections = snapshot.sectionIdentifiers.map(AnyHashable.init)
             for section in snapshot.sectionIdentifiers {
-                contents.items[AnyHashable(section)] = snapshot.itemIdentifiers(inSection: section).map(AnyHashable.init)
+                let items = snapshot.itemIdentifiers(inSection: section).map(AnyHashable.init)
+                contents.itemsBySection[AnyHashable(section)] = items
+                contents.items += items
             }
             contents.reloadedItems = snapshot.reloadedItemIdentifiers.map(AnyHashable.init)
             contents.reconfiguredItems = snapshot.reconfiguredItemIdentifiers.map(AnyHashable.init)
@@ -43,19 +50,23 @@ public final class NSDiffableDataSourceSnapshotReference: NSObject, @unchecked S
         }
     }
 
-    private var contents: UntypedContents { untyped() }
+    private var contents: UntypedContents {
+        gathered.withLock { gathered in
+            if let gathered { return gathered }
+            let contents = gather()
+            gathered = contents
+            return contents
+        }
+    }
 
     /// The number of items in all sections.
-    public var numberOfItems: Int { contents.items.values.reduce(0) { $0 + $1.count } }
+    public var numberOfItems: Int { contents.items.count }
     /// The number of sections.
     public var numberOfSections: Int { contents.sections.count }
     /// The section identifiers, in order.
     public var sectionIdentifiers: [Any] { contents.sections.map(\.base) }
     /// The item identifiers of every section, in order.
-    public var itemIdentifiers: [Any] {
-        let contents = contents
-        return contents.sections.flatMap { contents.items[$0] ?? [] }.map(\.base)
-    }
+    public var itemIdentifiers: [Any] { contents.items.map(\.base) }
     /// Items marked for reloading.
     public var reloadedItemIdentifiers: [Any] { contents.reloadedItems.map(\.base) }
     /// Items marked for reconfiguring.
@@ -69,28 +80,25 @@ public final class NSDiffableDataSourceSnapshotReference: NSObject, @unchecked S
     }
     /// The items of a section, in order (none for an unknown section).
     public func itemIdentifiersInSection(withIdentifier sectionIdentifier: Any) -> [Any] {
-        guard let key = Self.hashable(sectionIdentifier) else { return [] }
-        return (contents.items[key] ?? []).map(\.base)
+        guard let key = sectionIdentifier as? AnyHashable else { return [] }
+        return (contents.itemsBySection[key] ?? []).map(\.base)
     }
     /// The section holding an item, nil when no section does.
     public func sectionIdentifierForSection(containingItemIdentifier itemIdentifier: Any) -> Any? {
-        guard let key = Self.hashable(itemIdentifier) else { return nil }
+        guard let key = itemIdentifier as? AnyHashable else { return nil }
         let contents = contents
-        return contents.sections.first { contents.items[$0]?.contains(key) == true }?.base
+        return contents.sections.first { contents.itemsBySection[$0]?.contains(key) == true }?.base
     }
     /// The position of an item among all items, `NSNotFound` when absent.
     public func index(ofItemIdentifier itemIdentifier: Any) -> Int {
-        guard let key = Self.hashable(itemIdentifier) else { return NSNotFound }
-        let contents = contents
-        return contents.sections.flatMap { contents.items[$0] ?? [] }.firstIndex(of: key) ?? NSNotFound
+        guard let key = itemIdentifier as? AnyHashable else { return NSNotFound }
+        return contents.items.firstIndex(of: key) ?? NSNotFound
     }
     /// The position of a section, `NSNotFound` when absent.
     public func index(ofSectionIdentifier sectionIdentifier: Any) -> Int {
-        guard let key = Self.hashable(sectionIdentifier) else { return NSNotFound }
+        guard let key = sectionIdentifier as? AnyHashable else { return NSNotFound }
         return contents.sections.firstIndex(of: key) ?? NSNotFound
     }
-
-    private static func hashable(_ identifier: Any) -> AnyHashable? { identifier as? AnyHashable }
 
     /// The snapshot with typed identifiers: the wrapped one when its types are those, else nil.
     func typed<Section, Item>(as _: NSDiffableDataSourceSnapshot<Section, Item>.Type) -> NSDiffableDataSourceSnapshot<Section, Item>? {

@@ -90,10 +90,11 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         }
         self.init()
         for model in models ?? [] {
-            // Copies: an entity belongs to one model, and the merged models stay as they were.
-            storedEntities += (model.copy() as! NSManagedObjectModel).storedEntities
-            configurationMembers.merge(model.configurationMembers) { $0 + $1 }
-            templates.merge(model.templates) { first, _ in first }
+            // A copy: an entity belongs to one model, and the merged models stay as they were.
+            let copy = model.copy() as! NSManagedObjectModel
+            storedEntities += copy.storedEntities
+            configurationMembers.merge(copy.configurationMembers) { $0 + $1 }
+            templates.merge(copy.templates) { first, _ in first }
         }
         for entity in storedEntities { entity.managedObjectModel = self }
     }

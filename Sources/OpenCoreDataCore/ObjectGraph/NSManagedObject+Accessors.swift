@@ -34,31 +34,31 @@ extension NSManagedObject {
         setValue(ManagedValueConversion.flatten(newValue), forKey: key)
     }
 
-    /// Reads a `@Managed var primitiveName` property: Core Data's primitive accessor of `name`
-    /// (`primitiveValue(forKey: "name")`: no access notifications). A property the entity really
-    /// has under the declared name is read as any other.
-    public final func _managedPrimitiveValue<T>(forKey declaredName: String) -> T {
-        guard let key = primitiveKey(declaredName) else { return _managedValue(forKey: declaredName) }
+    /// Reads a `@Managed var primitiveName` property (`key` is `name`, worked out by the macro):
+    /// Core Data's primitive accessor of `name` (`primitiveValue(forKey: "name")`: no access
+    /// notifications). A property the entity really has under the declared name is read as any other.
+    public final func _managedPrimitiveValue<T>(forKey key: String, declaredName: String) -> T {
+        guard let key = primitiveKey(key, declaredName: declaredName) else { return _managedValue(forKey: declaredName) }
         return ManagedValueConversion.convert(primitiveValue(forKey: key), to: T.self, key: key, entity: entity)
     }
 
     /// Writes a `@Managed var primitiveName` property: `setPrimitiveValue(_:forKey: "name")`,
     /// without change notifications.
-    public final func _setManagedPrimitiveValue<T>(_ newValue: T, forKey declaredName: String) {
-        guard let key = primitiveKey(declaredName) else { return _setManagedValue(newValue, forKey: declaredName) }
+    public final func _setManagedPrimitiveValue<T>(_ newValue: T, forKey key: String, declaredName: String) {
+        guard let key = primitiveKey(key, declaredName: declaredName) else { return _setManagedValue(newValue, forKey: declaredName) }
         setPrimitiveValue(ManagedValueConversion.flatten(newValue), forKey: key)
     }
 
-    /// The property a primitive accessor's name stands for (`primitiveFirstName` → `firstName`),
-    /// or nil when the entity has a property with the declared name itself.
-    private func primitiveKey(_ declaredName: String) -> String? {
+    /// The property a primitive accessor stands for: `key`, or the declared name without
+    /// `primitive` when the property's name starts with a capital (`primitiveURL` → `URL`); nil when
+    /// the entity has a property with the declared name itself.
+    private func primitiveKey(_ key: String, declaredName: String) -> String? {
         let properties = entity.frozenPropertiesByName
         if properties[declaredName] != nil { return nil }
-        let rest = declaredName.dropFirst("primitive".count)
-        let lowered = rest.prefix(1).lowercased() + rest.dropFirst()
-        if properties[lowered] != nil { return lowered }
-        if properties[String(rest)] != nil { return String(rest) }
-        coreDataMisuse("\(declaredName) is a primitive accessor of \(lowered), which the entity \(entity.name ?? "?") doesn't have.")
+        if properties[key] != nil { return key }
+        let unlowered = String(declaredName.dropFirst("primitive".count))
+        if properties[unlowered] != nil { return unlowered }
+        coreDataMisuse("\(declaredName) is a primitive accessor of \(key), which the entity \(entity.name ?? "?") doesn't have.")
     }
 
     /// An editor for a to-many relationship, used by `@Managed` helper functions.

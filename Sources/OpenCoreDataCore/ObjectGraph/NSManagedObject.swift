@@ -612,9 +612,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     open func willChangeValue(forKey key: String) {}
     /// Called after a property changed; records the change with the context.
     open func didChangeValue(forKey key: String) {
-        // An inserted or deleted object is already tracked as such: nothing to record.
-        if insertedFlag || deletedFlag { return }
-        managedObjectContext?.objectDidChange(self)
+        recordChange()
     }
     /// Called before a to-many relationship's set changes by `mutationKind` with `objects`, by
     /// accessors that change the set through its primitive value.
@@ -623,8 +621,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
     /// Called after a to-many relationship's set changed; records the change with the context.
     open func didChangeValue(forKey key: String, withSetMutation mutationKind: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
-        if insertedFlag || deletedFlag { return }
-        managedObjectContext?.objectDidChange(self)
+        recordChange()
     }
     /// Called before the objects at `indexes` of an ordered to-many relationship change.
     open func willChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
@@ -633,6 +630,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Called after the objects at `indexes` of an ordered to-many relationship changed; records
     /// the change with the context.
     open func didChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
+        recordChange()
+    }
+
+    /// Records with the context that the object changed, as the `did…` notifications do.
+    @inline(__always)
+    private func recordChange() {
+        // An inserted or deleted object is already tracked as such: nothing to record.
         if insertedFlag || deletedFlag { return }
         managedObjectContext?.objectDidChange(self)
     }

@@ -36,8 +36,9 @@ package enum ModelCompiler {
                 let version = String(file.dropLast(".xcdatamodel".count))
                 progress(version)
                 try write(model, to: temporary.appendingPathComponent("\(version).mom"))
-                hashes[version] = model.entityVersionHashesByName
-                checksums[version] = model.versionChecksum
+                let versionHashes = model.entityVersionHashesByName
+                hashes[version] = versionHashes
+                checksums[version] = VersionHasher.checksum(versionHashes)
             }
             let info: [String: Any] = ["NSManagedObjectModel_CurrentVersionName": current, "NSManagedObjectModel_VersionHashes": hashes,
                                        ModelVersionChecksums.versionInfoKey: checksums]
