@@ -436,10 +436,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     // MARK: Key-value coding
 
+    /// The entity's property named `key`; traps as Core Data raises for an unknown key, with
+    /// `hint` after the message.
     @inline(__always)
-    final func property(forKey key: String) -> NSPropertyDescription {
+    final func property(forKey key: String, hint: String = "") -> NSPropertyDescription {
         guard let property = entity.frozenPropertiesByName[key] else {
-            coreDataMisuse("[<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".")
+            coreDataMisuse("[<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\".\(hint)")
         }
         return property
     }
@@ -453,7 +455,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         guard let slot = entity.fastSlot(forKey: key) else {
             if key == "self" || key == "SELF" { return self }
             if key == "objectID" { return objectID }
-            _ = property(forKey: key)
+            _ = property(forKey: key, hint: " A value the class computes is read by name (a section key path, a sort key, a predicate) through an override of value(forKey:).")
             return nil
         }
         fireFaultIfNeeded()

@@ -16,6 +16,25 @@ import Testing
             _ = company.value(forKey: "nonexistent")
         }
         #expect(Self.message(result).contains("valueForUndefinedKey:]: the entity Company is not key value coding-compliant for the key \"nonexistent\""))
+        #expect(Self.message(result).contains("through an override of value(forKey:)"))
+    }
+
+    @Test func aSectionKeyPathNoOneAnswersTraps() async {
+        // Core Data raises for a section key path that is neither a property nor answered by the
+        // class, whatever the batch size; the message says how a class answers one.
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = TestSupport.context(try TestSupport.coordinator(TestSupport.makeCompanyModel()).0)
+            let company = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            company.setValue("Acme", forKey: "name")
+            try context.save()
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Company")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            request.fetchBatchSize = 20
+            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "nameInitial", cacheName: nil)
+            try controller.performFetch()
+        }
+        #expect(Self.message(result).contains("not key value coding-compliant for the key \"nameInitial\""))
+        #expect(Self.message(result).contains("through an override of value(forKey:)"))
     }
 
     @Test func insertingAnAbstractEntityTraps() async {

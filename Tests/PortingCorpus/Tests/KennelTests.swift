@@ -363,6 +363,34 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(snapshot.itemIdentifiers.first, newest.objectID)
     }
 
+    func testWalksSectionedByAMonthTheClassDerives() throws {
+        let rex = makeDog("Rex", weight: 30)
+        let day = 86_400.0
+        for offset in [3.0, 40, 41, 70] {
+            let walk = Walk(context: context)
+            walk.date = Date(timeIntervalSinceReferenceDate: offset * day)
+            walk.dog = rex
+        }
+        try context.save()
+
+        let fetchRequest: NSFetchRequest<Walk> = Walk.fetchRequest()
+        fetchRequest.sortDescriptors = [NSSortDescriptor(key: "date", ascending: true)]
+        fetchRequest.fetchBatchSize = 20
+        let controller = NSFetchedResultsController(fetchRequest: fetchRequest, managedObjectContext: context,
+                                                    sectionNameKeyPath: "monthTitle", cacheName: nil)
+        try controller.performFetch()
+        XCTAssertEqual(controller.sections?.map { $0.name }, ["2001-01", "2001-02", "2001-03"])
+        XCTAssertEqual(controller.sections?.map { $0.numberOfObjects }, [1, 2, 1])
+
+        let april = Walk(context: context)
+        april.date = Date(timeIntervalSinceReferenceDate: 100 * day)
+        april.dog = rex
+        try context.save()
+        try controller.performFetch()
+        XCTAssertEqual(controller.sections?.last?.name, "2001-04")
+        XCTAssertEqual(controller.object(at: IndexPath(item: 0, section: 3)), april)
+    }
+
     func testMigrationManagerComparesModels() throws {
         let sourceModel = NSPersistentContainer(name: "Kennel").managedObjectModel
         let destinationModel = TestCoreDataStack.model
