@@ -4,6 +4,9 @@ import Foundation
 enum ObjectValidation {
     /// Checks every persistent property of an object; throws one error, or 1560 wrapping several.
     static func validateProperties(of object: NSManagedObject) throws {
+        // A class that overrides `validateValue(_:forKey:)` (Apple's `validate<Key>` methods, which
+        // Core Data finds by name, are ported as an override of it) has every property go through it.
+        if ValidateValueOverrides.overridden(by: type(of: object)) { return try validateEachValue(of: object) }
         let entity = object.entity
         // Every slot holding a word of its attribute's type, and nothing constrained: valid.
         if !entity.hasConstrainedSlots && object.values.count == entity.slotKeys.count && object.values.holdsOnlyWords { return }
@@ -26,6 +29,28 @@ enum ObjectValidation {
                 } else {
                     try validate(value: object.values[slot], of: property, in: object)
                 }
+            } catch let error as NSError {
+                errors.append(error)
+            }
+        }
+        try throwCombined(errors)
+    }
+
+    /// Validates each persistent property through the object's `validateValue(_:forKey:)`, as
+    /// Core Data's `validateForInsert()` and `validateForUpdate()` do, collecting the errors. The
+    /// value handed over is the property's current value; a replacement the method makes is not
+    /// stored (validation at save reports, it doesn't change the object).
+    private static func validateEachValue(of object: NSManagedObject) throws {
+        let entity = object.entity
+        var errors: [NSError] = []
+        for slot in entity.validatedSlots {
+            var value: Any?
+            switch entity.slotKinds[slot] {
+            case .toOne, .toMany: value = object.currentValue(of: entity.frozenProperties[slot])
+            default: value = object.attributeValue(at: slot)
+            }
+            do {
+                try object.validateValue(&value, forKey: entity.slotKeys[slot])
             } catch let error as NSError {
                 errors.append(error)
             }
@@ -97,6 +122,7 @@ enum ObjectValidation {
             let warning = attribute.validationWarnings.indices.contains(index) ? "\(attribute.validationWarnings[index])" : "\(attribute.name) failed validation \(predicate)."
             throw error(NSManagedObjectValidationError, object, attribute.name, value, warning, predicate: predicate)
         }
+        if attribute.attributeType == .transformableAttributeType, let error = missingTransformer(at: attribute.slot, of: object) { throw error }
     }
 
     private static func validate(relationship: NSRelationshipDescription, in object: NSManagedObject) throws {

@@ -363,6 +363,19 @@ class KennelTests: XCTestCase {
         XCTAssertEqual(snapshot.itemIdentifiers.first, newest.objectID)
     }
 
+    func testPropertyValidationMethodRunsAtSave() throws {
+        let dog = makeDog("   ", weight: 12)
+        XCTAssertThrowsError(try context.save()) { error in
+            guard let error = error as? CocoaError else { return XCTFail("expected a CocoaError, got \(error)") }
+            XCTAssertEqual(error.code, .validationStringTooShort)
+            XCTAssertEqual(error.validationKey, "name")
+        }
+        XCTAssertTrue(dog.isInserted)
+        dog.name = "Biscuit"
+        XCTAssertNoThrow(try context.save())
+        XCTAssertFalse(context.hasChanges)
+    }
+
     func testWalksSectionedByAMonthTheClassDerives() throws {
         let rex = makeDog("Rex", weight: 30)
         let day = 86_400.0
