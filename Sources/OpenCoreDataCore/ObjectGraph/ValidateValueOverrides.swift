@@ -15,7 +15,7 @@ import Foundation
 /// with `NSManagedObject` in it; it is found once by comparing the three classes' metadata. A
 /// class overrides the method exactly when its word differs from `NSManagedObject`'s.
 ///
-/// Invariant: `vtableWord` is nil unless exactly one word meets that test; then every class is
+/// Invariant: `vtableEntry` is nil unless exactly one word meets that test; then every class is
 /// taken to override the method (always correct, only slower). On Apple's platforms, where the
 /// Objective-C runtime could be asked, the same answer is given without reading metadata.
 enum ValidateValueOverrides {
@@ -24,15 +24,16 @@ enum ValidateValueOverrides {
         override func validateValue(_ value: inout Any?, forKey key: String) throws {}
     }
 
-    /// The index, in words from a class metadata's address point, of the method's vtable entry.
-    static let vtableWord: Int? = {
+    /// The method's vtable entry: its index, in words from a class metadata's address point, and
+    /// `NSManagedObject`'s implementation there.
+    static let vtableEntry: (index: Int, base: UInt)? = {
         #if canImport(Darwin)
         return nil
         #else
         let base = words(of: NSManagedObject.self), inheriting = words(of: Inheriting.self), overriding = words(of: Overriding.self)
         let count = min(base.count, inheriting.count, overriding.count)
         let candidates = (0..<count).filter { base[$0] == inheriting[$0] && inheriting[$0] != overriding[$0] }
-        return candidates.count == 1 ? candidates[0] : nil
+        return candidates.count == 1 ? (candidates[0], base[candidates[0]]) : nil
         #endif
     }()
 
@@ -41,8 +42,8 @@ enum ValidateValueOverrides {
     @inline(__always)
     static func overridden(by type: NSManagedObject.Type) -> Bool {
         if type == NSManagedObject.self { return false }
-        guard let index = vtableWord else { return true }
-        return word(index, of: type) != word(index, of: NSManagedObject.self)
+        guard let entry = vtableEntry else { return true }
+        return unsafeBitCast(type, to: UnsafeRawPointer.self).load(fromByteOffset: entry.index * 8, as: UInt.self) != entry.base
     }
 
     /// A class metadata's words from its address point to its end (Swift's class metadata layout
@@ -54,10 +55,5 @@ enum ValidateValueOverrides {
         let addressPoint = Int(metadata.load(fromByteOffset: 4 * 8 + 4, as: UInt32.self))
         guard size > addressPoint, (size - addressPoint) % 8 == 0, size - addressPoint < 1 << 16 else { return [] }
         return (0..<(size - addressPoint) / 8).map { metadata.load(fromByteOffset: $0 * 8, as: UInt.self) }
-    }
-
-    @inline(__always)
-    private static func word(_ index: Int, of type: AnyClass) -> UInt {
-        unsafeBitCast(type, to: UnsafeRawPointer.self).load(fromByteOffset: index * 8, as: UInt.self)
     }
 }

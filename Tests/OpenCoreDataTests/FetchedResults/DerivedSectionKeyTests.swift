@@ -123,16 +123,24 @@ final class JournalEvent: NSManagedObject {
         return request
     }
 
+    /// A controller over a saved journal, sectioned by `sectionNameKeyPath`, before its fetch;
+    /// `keepAlive` as for `savedJournal(in:)`.
+    static func controller(store: String, batchSize: Int, sectionNameKeyPath: String) throws
+        -> (controller: NSFetchedResultsController<JournalEvent>, context: NSManagedObjectContext, keepAlive: AnyObject?) {
+        let (context, keepAlive) = try savedJournal(in: store)
+        let controller = NSFetchedResultsController(fetchRequest: request(batchSize: batchSize), managedObjectContext: context,
+                                                    sectionNameKeyPath: sectionNameKeyPath, cacheName: nil)
+        return (controller, context, keepAlive)
+    }
+
     static func sections<T>(_ controller: NSFetchedResultsController<T>) -> [String] {
         (controller.sections ?? []).map { "\($0.name):\($0.numberOfObjects)" }
     }
 
     @Test(arguments: stores, [0, 2])
     func sectionsByATransientAttributeTheClassDerives(store: String, batchSize: Int) throws {
-        let (context, keepAlive) = try Self.savedJournal(in: store)
+        let (controller, _, keepAlive) = try Self.controller(store: store, batchSize: batchSize, sectionNameKeyPath: "sectionIdentifier")
         defer { withExtendedLifetime(keepAlive) {} }
-        let controller = NSFetchedResultsController(fetchRequest: Self.request(batchSize: batchSize), managedObjectContext: context,
-                                                    sectionNameKeyPath: "sectionIdentifier", cacheName: nil)
         try controller.performFetch()
         #expect(Self.sections(controller) == ["2026-01:3", "2026-02:1", "2026-03:2"])
         #expect(controller.object(at: IndexPath(row: 1, section: 2)).title == "pi day")
@@ -140,20 +148,16 @@ final class JournalEvent: NSManagedObject {
 
     @Test(arguments: stores, [0, 2])
     func sectionsByAValueOnlyTheClassKnows(store: String, batchSize: Int) throws {
-        let (context, keepAlive) = try Self.savedJournal(in: store)
+        let (controller, _, keepAlive) = try Self.controller(store: store, batchSize: batchSize, sectionNameKeyPath: "monthName")
         defer { withExtendedLifetime(keepAlive) {} }
-        let controller = NSFetchedResultsController(fetchRequest: Self.request(batchSize: batchSize), managedObjectContext: context,
-                                                    sectionNameKeyPath: "monthName", cacheName: nil)
         try controller.performFetch()
         #expect(Self.sections(controller) == ["January:3", "February:1", "March:2"])
     }
 
     @Test(arguments: stores, [0, 2])
     func derivedSectionsFollowSavedChanges(store: String, batchSize: Int) throws {
-        let (context, keepAlive) = try Self.savedJournal(in: store)
+        let (controller, context, keepAlive) = try Self.controller(store: store, batchSize: batchSize, sectionNameKeyPath: "sectionIdentifier")
         defer { withExtendedLifetime(keepAlive) {} }
-        let controller = NSFetchedResultsController(fetchRequest: Self.request(batchSize: batchSize), managedObjectContext: context,
-                                                    sectionNameKeyPath: "sectionIdentifier", cacheName: nil)
         let table = TestTableView()
         controller.delegate = table
         try controller.performFetch()

@@ -167,7 +167,7 @@ final class AuditedInvoice: AuditedRecord {}
 
     @Test func savesCallTheMethodOnlyForClassesThatOverrideIt() {
         #if !canImport(Darwin)
-        #expect(ValidateValueOverrides.vtableWord != nil, "the method's vtable entry is found in class metadata")
+        #expect(ValidateValueOverrides.vtableEntry != nil, "the method's vtable entry is found in class metadata")
         #endif
         #expect(!ValidateValueOverrides.overridden(by: NSManagedObject.self))
         #expect(ValidateValueOverrides.overridden(by: GuardedKennel.self))

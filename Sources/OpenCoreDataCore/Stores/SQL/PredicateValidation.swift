@@ -56,21 +56,4 @@ enum PredicateValidation {
         }
         return last
     }
-
-    /// The attribute a key path ends at when the store keeps every step of it: persistent
-    /// properties only, to-one relationships then an attribute. Nil for anything a store can't
-    /// read in SQL: an unknown key (a value the class derives in `value(forKey:)`), a transient
-    /// property, a to-many step, an operator.
-    static func storedAttribute(atKeyPath keyPath: String, from entity: NSEntityDescription) -> NSAttributeDescription? {
-        var current = entity
-        let components = keyPath.split(separator: ".", omittingEmptySubsequences: false)
-        for (position, component) in components.enumerated() {
-            guard let property = current.frozenPropertiesByName[String(component)], !property.isTransient else { return nil }
-            if position == components.count - 1 { return property as? NSAttributeDescription }
-            guard let relationship = property as? NSRelationshipDescription, !relationship.isToMany,
-                  let destination = relationship.destinationEntity else { return nil }
-            current = destination
-        }
-        return nil
-    }
 }

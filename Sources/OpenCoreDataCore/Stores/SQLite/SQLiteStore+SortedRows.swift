@@ -41,10 +41,9 @@ extension SQLiteStore {
         }
         var sectionColumn: (index: Int32, read: SQLiteValueCoding.ColumnKind)?
         if let sectionNameKeyPath {
-            // A section key the store doesn't keep (a transient attribute, or a value the class
-            // derives in `value(forKey:)`) is read from the objects, as Core Data does.
-            guard PredicateValidation.storedAttribute(atKeyPath: sectionNameKeyPath, from: entity) != nil,
-                  let (index, attribute) = try column(for: sectionNameKeyPath) else { return nil }
+            // A section key SQL can't read (a transient attribute, or a value the class derives in
+            // `value(forKey:)`) is read from the objects, as Core Data does.
+            guard let (index, attribute) = try? column(for: sectionNameKeyPath) else { return nil }
             sectionColumn = (index, SQLiteValueCoding.ColumnKind(attribute))
         }
         let sql = query.selectSQL(columns: columns)
