@@ -9,16 +9,28 @@ import Foundation
 /// stretches that further.
 public let patience: TimeInterval = 120
 
-/// Checks `condition` every `interval` until it holds or `seconds` have passed; whether it held.
+/// Checks `condition` every `interval` until it holds; whether it held.
+///
+/// It gives up only when `seconds` have passed *and* it has checked `seconds / interval` times.
+/// Wall-clock time alone is no measure here: while the pool's threads run other tests, a waiting
+/// test gets no turn, and the thing it waits for (a message, a notification) gets none either; a
+/// deadline counted only in seconds then fails a test for time it never had. Counting checks
+/// stretches the wait by however long the test went without a thread.
+///
 /// Between checks the task sleeps, giving its thread back. It runs on the caller's actor, so the
 /// condition may read the caller's state.
 public func eventually(
     within seconds: TimeInterval = patience, every interval: Duration = .milliseconds(10),
     isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool
 ) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(seconds)
+    let intervalSeconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+    let checksOwed = intervalSeconds > 0 ? Int((seconds / intervalSeconds).rounded(.up)) : 0
+    var checks = 0
     while try await !condition() {
-        guard Date() < deadline else { return false }
+        checks += 1
+        guard clock.now < deadline || checks < checksOwed else { return false }
         try await Task.sleep(for: interval)
     }
     return true
