@@ -66,7 +66,9 @@ struct PostgreSQLConcurrencyTests {
         try other.query("BEGIN")
         try other.query("LOCK TABLE ZEMPLOYEE IN ACCESS EXCLUSIVE MODE")
         let tableLock = TableLock(other)
-        DispatchQueue.global().asyncAfter(deadline: .now() + patience) { tableLock.release() }
+        // Only against a hang: later than any wait below may last on a loaded machine (`eventually`
+        // outlasts `patience` when the test gets no thread).
+        DispatchQueue.global().asyncAfter(deadline: .now() + 4 * patience) { tableLock.release() }
         let employeesRead = fetchInBackground("Employee", coordinator)
         let admin = try PostgreSQLConnection.open(PostgreSQLTestServer.location())
         defer { admin.close() }
