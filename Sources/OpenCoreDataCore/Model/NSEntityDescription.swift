@@ -230,7 +230,12 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         storesValuesVerbatim = frozenRelationships.isEmpty && !frozenProperties.contains { $0.isTransient }
         slotLayout = SlotLayout(properties: frozenProperties)
         var defaults = SlotValues(layout: slotLayout)
-        for (slot, property) in frozenProperties.enumerated() { defaults[slot] = (property as? NSAttributeDescription)?.defaultValue }
+        // A default set in code may be any value a setter takes (Swift's `Int` for an Integer 64
+        // attribute, an `NSNumber`): it is stored as a set value is.
+        for (slot, property) in frozenProperties.enumerated() {
+            guard let attribute = property as? NSAttributeDescription else { continue }
+            defaults[slot] = attribute.defaultValue.map { AttributeValueCoding.normalize($0, for: attribute.attributeType) }
+        }
         defaultValues = defaults
         toManySlots = frozenRelationships.filter(\.isToMany).map(\.slot)
         slotKeyHashes = slotKeys.map(Self.keyHash)

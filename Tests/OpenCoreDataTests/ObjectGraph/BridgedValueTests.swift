@@ -190,6 +190,31 @@ struct BridgedValueTests {
         #expect(empty.small == nil && empty.flag == nil && empty.price == nil && empty.taken == nil && empty.payload == nil)
         #expect(empty.tags?.count ?? 0 == 0)
     }
+
+    @Test("default values set in code with Swift's Int, Double, Bool and NSNumber are stored as their attributes' types")
+    func defaultValuesInCode() throws {
+        let reading = NSEntityDescription(name: "Reading", properties: [
+            NSAttributeDescription(name: "small", type: .integer16AttributeType, defaultValue: 3),
+            NSAttributeDescription(name: "large", type: .integer64AttributeType, defaultValue: 7),
+            NSAttributeDescription(name: "ratio", type: .doubleAttributeType, defaultValue: 1),
+            NSAttributeDescription(name: "level", type: .floatAttributeType, defaultValue: 0.5),
+            NSAttributeDescription(name: "flag", type: .booleanAttributeType, defaultValue: NSNumber(value: true)),
+            NSAttributeDescription(name: "price", type: .decimalAttributeType, defaultValue: 2),
+        ])
+        let model = NSManagedObjectModel()
+        model.entities = [reading]
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        let context = TestSupport.context(coordinator)
+        let object = NSEntityDescription.insertNewObject(forEntityName: "Reading", into: context)
+        try context.save()
+        let stored = try TestSupport.context(coordinator).existingObject(with: object.objectID)
+        #expect(stored.value(forKey: "small") as? Int16 == 3)
+        #expect(stored.value(forKey: "large") as? Int64 == 7)
+        #expect(stored.value(forKey: "ratio") as? Double == 1)
+        #expect(stored.value(forKey: "level") as? Float == 0.5)
+        #expect(stored.value(forKey: "flag") as? Bool == true)
+        #expect(stored.value(forKey: "price") as? Decimal == 2)
+    }
 }
 
 /// A class as Xcode generates it with "Use Scalar Type" off: Foundation types throughout.
