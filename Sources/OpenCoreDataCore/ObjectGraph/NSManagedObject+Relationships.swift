@@ -67,6 +67,7 @@ extension NSManagedObject {
         }
         let set = RelationshipSet(members: members, committedIDs: ids)
         values[relationship.slot] = set
+        if eventBaselineFlag { managedObjectContext?.recordLoadedToMany(set, at: relationship.slot, of: self) }
         return set
     }
 
@@ -74,7 +75,7 @@ extension NSManagedObject {
     final func setToOne(_ relationship: NSRelationshipDescription, to newValue: NSManagedObject?) {
         let old = toOneDestination(relationship)
         if old === newValue { return }
-        willChangeForUndo()
+        snapshotBeforeChange()
         willChangeValue(forKey: relationship.name)
         values[relationship.slot] = newValue
         didChangeValue(forKey: relationship.name)
@@ -90,7 +91,7 @@ extension NSManagedObject {
         let removed = old.filter { !newMembers.contains($0) }
         let added = newMembers.filter { !old.contains($0) }
         if old == newMembers { return }
-        willChangeForUndo()
+        snapshotBeforeChange()
         willChangeValue(forKey: relationship.name)
         set.members = newMembers
         didChangeValue(forKey: relationship.name)
@@ -111,15 +112,21 @@ extension NSManagedObject {
     private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
         fireFaultIfNeeded()
         if inverse.isToMany {
+            let wasLoaded = values[inverse.slot] is RelationshipSet
+            if !wasLoaded { snapshotBeforeChange() }
             let set = relationshipSet(for: inverse)
-            guard !set.members.contains(source) else { return }
-            willChangeForUndo()
+            guard !set.members.contains(source) else {
+                // Loaded just now, with the source's unsaved change already in: still a change here.
+                if !wasLoaded { managedObjectContext?.objectDidChange(self) }
+                return
+            }
+            snapshotBeforeChange()
             set.members.append(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             let previous = toOneDestination(inverse)
             if previous === source { return }
-            willChangeForUndo()
+            snapshotBeforeChange()
             values[inverse.slot] = source
             managedObjectContext?.objectDidChange(self)
             // A one-to-one steal: the previous partner loses its link to this object.
@@ -133,14 +140,20 @@ extension NSManagedObject {
     private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
         fireFaultIfNeeded()
         if inverse.isToMany {
+            let wasLoaded = values[inverse.slot] is RelationshipSet
+            if !wasLoaded { snapshotBeforeChange() }
             let set = relationshipSet(for: inverse)
-            guard set.members.contains(source) else { return }
-            willChangeForUndo()
+            guard set.members.contains(source) else {
+                // Loaded just now, with the source's unsaved change already in: still a change here.
+                if !wasLoaded { managedObjectContext?.objectDidChange(self) }
+                return
+            }
+            snapshotBeforeChange()
             set.members.remove(source)
             managedObjectContext?.objectDidChange(self)
         } else {
             guard toOneDestinationID(inverse) == source.objectID || toOneDestination(inverse) === source else { return }
-            willChangeForUndo()
+            snapshotBeforeChange()
             values[inverse.slot] = nil
             managedObjectContext?.objectDidChange(self)
         }

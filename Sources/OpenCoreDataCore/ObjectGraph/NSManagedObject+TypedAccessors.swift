@@ -123,7 +123,7 @@ extension NSManagedObject {
         let slot = wordSlot(forKey: key, kind: kind)
         guard slot >= 0 else { return false }
         fireFaultIfNeeded()
-        willChangeForUndo()
+        snapshotBeforeChange()
         willChangeValue(forKey: key)
         values.setWord(word, at: slot)
         didChangeValue(forKey: key)

@@ -98,7 +98,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) private var batchOrRecorder: AnyObject?
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
     @exclusivity(unchecked) var storeVersion: Int64 = 0
-    /// `faultFlag`, `insertedFlag`, `updatedFlag`, `deletedFlag` and `isKeyPathProbe`, a bit each.
+    /// `faultFlag`, `insertedFlag`, `updatedFlag`, `deletedFlag`, `isKeyPathProbe`,
+    /// `inaccessibleFlag`, `eventBaselineFlag` and `eventStartedUnchangedFlag`, a bit each.
     @exclusivity(unchecked) private var flags: UInt8 = 0
     /// See `fetchedPrimaryKey` (at most `largestKeptStoreNumber`).
     @exclusivity(unchecked) private var fetchedStoreNumber: UInt16 = 0
@@ -111,7 +112,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
 
     /// The bits of `flags`.
     private enum Flag: UInt8 {
-        case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16, inaccessible = 32
+        case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16, inaccessible = 32, eventBaseline = 64, eventStartedUnchanged = 128
     }
     @inline(__always) private func flag(_ flag: Flag) -> Bool { flags & flag.rawValue != 0 }
     @inline(__always) private func setFlag(_ flag: Flag, _ on: Bool) {
@@ -141,6 +142,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     var inaccessibleFlag: Bool {
         get { flag(.inaccessible) }
         set { setFlag(.inaccessible, newValue) }
+    }
+    /// Set while the context knows the object's values at the start of the current event (see
+    /// `NSManagedObjectContext.EventBaseline`): a change then has nothing more to record for
+    /// `changedValuesForCurrentEvent()`.
+    var eventBaselineFlag: Bool {
+        @inline(__always) get { flag(.eventBaseline) }
+        set { setFlag(.eventBaseline, newValue) }
+    }
+    /// Set when the object had no unsaved changes at the start of the event it first changed in,
+    /// so that its committed values are its baseline (kept while that event is posted).
+    var eventStartedUnchangedFlag: Bool {
+        get { flag(.eventStartedUnchanged) }
+        set { setFlag(.eventStartedUnchanged, newValue) }
     }
     /// Whether the object is one of the probes `KeyPathNames` uses to learn which keys a Swift key
     /// path reads.
@@ -506,7 +520,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         }
         fireFaultIfNeeded()
         if case .attribute(let type) = entity.slotKinds[slot] {
-            willChangeForUndo()
+            snapshotBeforeChange()
             willChangeValue(forKey: key)
             storeAttribute(value, at: slot, type: type)
             didChangeValue(forKey: key)
@@ -523,7 +537,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
                 setToOne(relationship, to: value as? NSManagedObject)
             }
         } else {
-            willChangeForUndo()
+            snapshotBeforeChange()
             values[property.slot] = value
         }
     }
@@ -569,13 +583,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         fireFaultIfNeeded()
         if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
             let set = relationshipSet(for: relationship)
-            willChangeForUndo()
+            snapshotBeforeChange()
             set.members = OrderedSet(Self.managedObjects(in: value))
         } else if let attribute = property as? NSAttributeDescription {
-            willChangeForUndo()
+            snapshotBeforeChange()
             storeAttribute(value, at: property.slot, type: attribute.attributeType)
         } else {
-            willChangeForUndo()
+            snapshotBeforeChange()
             values[property.slot] = value
         }
         managedObjectContext?.objectDidChange(self)
@@ -619,7 +633,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Called before a to-many relationship's set changes by `mutationKind` with `objects`, by
     /// accessors that change the set through its primitive value.
     open func willChangeValue(forKey key: String, withSetMutation mutationKind: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
-        willChangeForUndo()
+        snapshotBeforeChange()
     }
     /// Called after a to-many relationship's set changed; records the change with the context.
     open func didChangeValue(forKey key: String, withSetMutation mutationKind: NSKeyValueSetMutationKind, using objects: Set<AnyHashable>) {
@@ -627,7 +641,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
     /// Called before the objects at `indexes` of an ordered to-many relationship change.
     open func willChange(_ changeKind: NSKeyValueChange, valuesAt indexes: IndexSet, forKey key: String) {
-        willChangeForUndo()
+        snapshotBeforeChange()
     }
     /// Called after the objects at `indexes` of an ordered to-many relationship changed; records
     /// the change with the context.
@@ -677,8 +691,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return changes
     }
 
-    /// The changes since the last `processPendingChanges` (here: since the last save).
-    open func changedValuesForCurrentEvent() -> [String: Any] { changedValues() }
+    /// The persistent properties changed since the context last posted
+    /// `NSManagedObjectContextObjectsDidChange`, with the values they had before (`NSNull` for
+    /// nil): what an observer of that notification reads to learn what changed, and from what.
+    ///
+    /// Read inside the observer, it describes the event being posted. A to-many relationship
+    /// first loaded after the object's first change of the event is compared with what it held
+    /// when loaded.
+    open func changedValuesForCurrentEvent() -> [String: Any] {
+        guard !faultFlag, let context = managedObjectContext, let baseline = context.eventBaseline(of: self) else { return [:] }
+        return changes(since: baseline, in: context)
+    }
 
     /// The committed values of some keys (all persistent properties for nil).
     open func committedValues(forKeys keys: [String]?) -> [String: Any] {

@@ -355,6 +355,7 @@ extension NSManagedObjectContext {
     /// Forgets the inserted, updated and deleted sets, the changes not yet notified and the
     /// objects marked for conflict detection.
     func clearChangeTracking() {
+        for object in endEventBaselines().startedUnchanged { object.eventStartedUnchangedFlag = false }
         notifiedInsertedSet = nil
         objectsToCheckForConflicts = [:]
         inserted.removeAll()

@@ -4,7 +4,7 @@ import OrderedCollections
 
 /// Undo for a context: each object is snapshotted before its first change in an event (attribute
 /// sets, relationship changes and their inverses, inserts, deletes and their cascades all pass
-/// through `willChangeForUndo`); at the end of the event (`processPendingChanges()`) the snapshots
+/// through `snapshotBeforeChange`); at the end of the event (`processPendingChanges()`) the snapshots
 /// become one undo operation that puts them back, and registers the state it replaced for redo.
 extension NSManagedObjectContext {
     /// Asks the undo manager to reverse the last recorded event.
@@ -49,7 +49,7 @@ extension NSManagedObjectContext {
 
     /// Snapshots an object before its first change of the current event, when undo is recorded.
     @inline(__always)
-    func willChangeForUndo(_ object: NSManagedObject) {
+    func snapshotForUndo(_ object: NSManagedObject) {
         if let undoRecorder { undoRecorder.capture(object, in: self) }
     }
 
@@ -74,6 +74,7 @@ extension NSManagedObjectContext {
     /// Restores one object's values, change flags and registration.
     private func restore(_ snapshot: ObjectSnapshot) {
         let object = snapshot.object
+        recordEventBaseline(of: object)
         let (wasInserted, wasDeleted) = (object.insertedFlag, object.deletedFlag)
         if snapshot.values.count == object.entity.slotKeys.count {
             if object.values.count != snapshot.values.count { object.allocateStorage() }
@@ -145,15 +146,6 @@ extension NSManagedObjectContext {
 
     private static func setMembership(of object: NSManagedObject, in list: inout ManagedObjectList, _ member: Bool) {
         if member { list.append(object) } else { list.remove(object) }
-    }
-}
-
-extension NSManagedObject {
-    /// Lets the context snapshot this object before a change, for undo. Without any context
-    /// recording undo this is one read of a global count, not a read of the weak context reference.
-    @inline(__always)
-    final func willChangeForUndo() {
-        if ContextUndoRecorder.liveCount.load(ordering: .relaxed) != 0 { managedObjectContext?.willChangeForUndo(self) }
     }
 }
 

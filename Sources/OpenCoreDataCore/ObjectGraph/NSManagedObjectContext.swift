@@ -85,6 +85,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var pendingInserted = ManagedObjectList(.pendingInserted)
     @exclusivity(unchecked) var pendingUpdated = ManagedObjectList(.pendingUpdated)
     @exclusivity(unchecked) var pendingDeleted = ManagedObjectList(.pendingDeleted)
+    /// The values changed objects had at the start of the current event (see `EventBaseline`).
+    @exclusivity(unchecked) var eventBaselines: [ObjectIdentifier: EventBaseline] = [:]
+    /// The objects first changed in the current event with no unsaved changes before it: their
+    /// committed values are their baseline.
+    @exclusivity(unchecked) var eventStartedUnchanged: [NSManagedObject] = []
+    /// The event whose `NSManagedObjectContextObjectsDidChange` is being posted, for observers
+    /// that ask `changedValuesForCurrentEvent()`.
+    var postedEvent: PostedEvent?
     /// The inserted objects' set last posted in `NSManagedObjectContextObjectsDidChange`, when it
     /// held all of them, with `inserted.version` then: the did-save notification posts the same
     /// set when nothing was inserted or removed since (building a set of many objects is costly).
@@ -414,9 +422,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object.lives(in: self), object.insertedFlag { return }
         coreDataPrecondition(object.managedObjectContext == nil || object.lives(in: self),
                              "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext.")
-        willChangeForUndo(object)
+        snapshotForUndo(object)
         if object.deletedFlag {
             // Re-inserting a deleted object undoes the delete.
+            recordEventBaseline(of: object)
             object.deletedFlag = false
             deleted.remove(object)
             pendingDeleted.remove(object)
@@ -435,6 +444,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registry[object.objectKey] = object
         inserted.append(object)
         pendingInserted.append(object)
+        object.eventBaselineFlag = true  // The event's baseline: the entity's default values.
         if !adopted { object.awakeFromInsert() }
     }
 
@@ -444,13 +454,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         checkQueue("delete(_:)")
         guard object.lives(in: self), !object.deletedFlag else { return }
         object.fireFaultIfNeeded()
-        willChangeForUndo(object)
+        snapshotBeforeChange(object)
         object.prepareForDeletion()
         if object.insertedFlag {
             // Deleting an unsaved object simply forgets it.
             object.insertedFlag = false
             inserted.remove(object)
             pendingInserted.remove(object)
+            object.eventBaselineFlag = false
             object.deletedFlag = true
             applyDeleteRules(to: object)
             registry[object.objectKey] = nil
@@ -499,11 +510,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                     if inverse.isToMany {
                         let set = destination.relationshipSet(for: inverse)
                         guard set.members.contains(object) else { continue }
-                        willChangeForUndo(destination)
+                        snapshotBeforeChange(destination)
                         set.members.remove(object)
                         objectDidChange(destination)
                     } else if destination.toOneDestinationID(inverse) == object.objectID {
-                        willChangeForUndo(destination)
+                        snapshotBeforeChange(destination)
                         destination.values[inverse.slot] = nil
                         objectDidChange(destination)
                     }
@@ -534,6 +545,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public func processPendingChanges() {
         checkQueue("processPendingChanges()")
         recordUndoForEvent()
+        let (baselines, startedUnchanged) = endEventBaselines()
+        defer { for object in startedUnchanged { object.eventStartedUnchangedFlag = false } }
         guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
         let insertedSet = Set(sparselyFrom: pendingInserted)
         // Every inserted object is in this notification: the save's notification can reuse the
@@ -547,6 +560,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingInserted.removeAll()
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
+        let outerEvent = postedEvent
+        postedEvent = PostedEvent(baselines: baselines, startedUnchanged: startedUnchanged, inserted: insertedSet)
+        defer { postedEvent = outerEvent }
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
     }
 

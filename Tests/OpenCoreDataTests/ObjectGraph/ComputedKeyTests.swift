@@ -1,0 +1,82 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// A class whose `fullName` is computed from two attributes, answered by name as the README's
+/// porting rule says (on Apple's platforms an `@objc var fullName` with a setter would be).
+final class Contact: NSManagedObject {
+    @Managed var first: String?
+    @Managed var last: String?
+    @Managed var mentor: Contact?
+
+    var fullName: String {
+        get { [first, last].compactMap { $0 }.joined(separator: " ") }
+        set {
+            let parts = newValue.split(separator: " ", maxSplits: 1).map(String.init)
+            first = parts.first
+            last = parts.count > 1 ? parts[1] : nil
+        }
+    }
+
+    override func value(forKey key: String) -> Any? {
+        key == "fullName" ? fullName : super.value(forKey: key)
+    }
+
+    override func setValue(_ value: Any?, forKey key: String) {
+        if key == "fullName" {
+            fullName = value as? String ?? ""
+        } else {
+            super.setValue(value, forKey: key)
+        }
+    }
+}
+
+/// Key-value coding of a computed key through `value(forKey:)` and `setValue(_:forKey:)`
+/// overrides: by key, by key path, in predicates and sort descriptors evaluated in memory.
+struct ComputedKeyTests {
+    private static func context() throws -> NSManagedObjectContext {
+        let contact = NSEntityDescription(name: "Contact", className: "Contact", properties: [
+            NSAttributeDescription(name: "first", type: .stringAttributeType),
+            NSAttributeDescription(name: "last", type: .stringAttributeType),
+        ])
+        contact.properties.append(NSRelationshipDescription(name: "mentor", destination: contact))
+        let model = NSManagedObjectModel()
+        model.entities = [contact]
+        return TestSupport.context(try TestSupport.coordinator(model).0)
+    }
+
+    @Test func aComputedKeyIsSetAndReadByName() throws {
+        let context = try Self.context()
+        let ada = Contact(context: context)
+        ada.setValue("Ada Lovelace", forKey: "fullName")
+        #expect(ada.first == "Ada" && ada.last == "Lovelace")
+        #expect(ada.value(forKey: "fullName") as? String == "Ada Lovelace")
+
+        let grace = Contact(context: context)
+        grace.mentor = ada
+        grace.setValue("Grace Hopper", forKeyPath: "fullName")
+        grace.setValue("Augusta Ada King", forKeyPath: "mentor.fullName")
+        #expect(ada.first == "Augusta" && ada.last == "Ada King")
+        #expect(grace.value(forKeyPath: "mentor.fullName") as? String == "Augusta Ada King")
+        #expect(grace.dictionaryWithValues(forKeys: ["fullName"])["fullName"] as? String == "Grace Hopper")
+
+        try context.save()
+        let stored = try TestSupport.context(context.persistentStoreCoordinator!).existingObject(with: ada.objectID)
+        #expect(stored.value(forKey: "first") as? String == "Augusta", "what the setter wrote is saved")
+    }
+
+    @Test func predicatesAndSortDescriptorsInMemoryReadTheComputedKey() throws {
+        let context = try Self.context()
+        let ada = Contact(context: context)
+        ada.fullName = "Ada Lovelace"
+        let grace = Contact(context: context)
+        grace.fullName = "Grace Hopper"
+        grace.mentor = ada
+
+        #expect(NSPredicate(format: "fullName BEGINSWITH 'Ada'").evaluate(with: ada))
+        #expect(!NSPredicate(format: "fullName BEGINSWITH 'Ada'").evaluate(with: grace))
+        #expect(NSPredicate(format: "mentor.fullName == 'Ada Lovelace'").evaluate(with: grace))
+        let byName = NSSortDescriptor(key: "fullName", ascending: false)
+        #expect(byName.compare(ada, to: grace) == .orderedDescending)
+    }
+}
