@@ -703,16 +703,23 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return changes(since: baseline, in: context)
     }
 
-    /// The committed values of some keys (all persistent properties for nil).
+    /// The values last fetched or saved of some persistent properties (all of them for nil), with
+    /// `NSNull` for nil, relationships as their destination objects; empty for an object never
+    /// saved. Transient properties are left out.
     open func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        guard let committedValues else { return [:] }
         var result: [String: Any] = [:]
-        let properties = keys.map { $0.map { property(forKey: $0) } } ?? entity.frozenProperties.filter { !$0.isTransient }
-        for property in properties {
-            guard let committedValues, let committed = committedValues[property.slot] else { continue }
-            if let id = committed as? NSManagedObjectID {
-                result[property.name] = managedObjectContext?.object(with: id) ?? id
-            } else {
-                result[property.name] = committed
+        let properties = keys.map { $0.map { property(forKey: $0) } } ?? entity.frozenProperties
+        for property in properties where !property.isTransient {
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                let members = (relationshipSet(for: relationship).committedIDs ?? []).compactMap { managedObjectContext?.object(with: $0) }
+                result[property.name] = relationship.isOrdered ? NSOrderedSet(array: members) as Any : Set(members) as Any
+                continue
+            }
+            switch committedValues[property.slot] {
+            case let id as NSManagedObjectID: result[property.name] = managedObjectContext?.object(with: id) ?? id
+            case let value?: result[property.name] = value
+            case nil: result[property.name] = NSNull()
             }
         }
         return result

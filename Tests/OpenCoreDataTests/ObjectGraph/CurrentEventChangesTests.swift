@@ -7,7 +7,7 @@ import Testing
 /// that notification reads them.
 struct CurrentEventChangesTests {
     /// Owner (name, nickname, age with a default of 7, pets) ←→> Pet (name, owner).
-    private static func model() -> NSManagedObjectModel {
+    static func model() -> NSManagedObjectModel {
         let scratch = NSAttributeDescription(name: "scratch", type: .stringAttributeType)
         scratch.isTransient = true
         let owner = NSEntityDescription(name: "Owner", properties: [
@@ -29,7 +29,7 @@ struct CurrentEventChangesTests {
     }
 
     /// A context over a SQLite store holding Alice (age 30) with her pet Rex, and Bob.
-    private static func savedGraph() throws -> (NSManagedObjectContext, alice: NSManagedObject, bob: NSManagedObject, rex: NSManagedObject) {
+    static func savedGraph() throws -> (NSManagedObjectContext, alice: NSManagedObject, bob: NSManagedObject, rex: NSManagedObject) {
         let context = TestSupport.context(try TestSupport.coordinator(model()).0)
         let alice = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context)
         alice.setValue("Alice", forKey: "name")
