@@ -35,11 +35,28 @@ extension NSManagedObject {
 
     /// The destination's ID of a to-one relationship, without resolving it.
     final func toOneDestinationID(_ relationship: NSRelationshipDescription) -> NSManagedObjectID? {
-        switch values[relationship.slot] {
+        Self.destinationID(values[relationship.slot])
+    }
+
+    /// The object ID a to-one slot's value (a destination object or its ID) stands for.
+    static func destinationID(_ value: Any?) -> NSManagedObjectID? {
+        switch value {
         case let object as NSManagedObject: object.objectID
         case let id as NSManagedObjectID: id
         default: nil
         }
+    }
+
+    /// The values with each loaded to-many relationship as a `ToManySnapshot` of its members, so
+    /// that later changes to the live set don't reach them.
+    final func valuesWithToManySnapshots() -> SlotValues {
+        var snapshot = values
+        for slot in entity.toManySlots where slot < snapshot.count {
+            if let set = snapshot[slot] as? RelationshipSet {
+                snapshot[slot] = ToManySnapshot(members: set.members, committedIDs: set.committedIDs)
+            }
+        }
+        return snapshot
     }
 
     /// The loaded contents of a to-many relationship, loading them from the store if needed.
@@ -108,16 +125,23 @@ extension NSManagedObject {
         setToMany(relationship, to: members)
     }
 
+    /// The to-many set an inverse change is about to touch, and whether it was loaded for it. A
+    /// set loaded now folds in other objects' unsaved changes, so the object's event baseline is
+    /// recorded before the load.
+    private func inverseSet(_ inverse: NSRelationshipDescription) -> (RelationshipSet, loadedNow: Bool) {
+        let loadedNow = !(values[inverse.slot] is RelationshipSet)
+        if loadedNow { snapshotBeforeChange() }
+        return (relationshipSet(for: inverse), loadedNow)
+    }
+
     /// Records on this object (the destination) that `source` now points to it through `inverse`'s inverse.
     private func inverseAdd(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
         fireFaultIfNeeded()
         if inverse.isToMany {
-            let wasLoaded = values[inverse.slot] is RelationshipSet
-            if !wasLoaded { snapshotBeforeChange() }
-            let set = relationshipSet(for: inverse)
+            let (set, loadedNow) = inverseSet(inverse)
             guard !set.members.contains(source) else {
                 // Loaded just now, with the source's unsaved change already in: still a change here.
-                if !wasLoaded { managedObjectContext?.objectDidChange(self) }
+                if loadedNow { managedObjectContext?.objectDidChange(self) }
                 return
             }
             snapshotBeforeChange()
@@ -140,12 +164,10 @@ extension NSManagedObject {
     private func inverseRemove(_ source: NSManagedObject, via inverse: NSRelationshipDescription) {
         fireFaultIfNeeded()
         if inverse.isToMany {
-            let wasLoaded = values[inverse.slot] is RelationshipSet
-            if !wasLoaded { snapshotBeforeChange() }
-            let set = relationshipSet(for: inverse)
+            let (set, loadedNow) = inverseSet(inverse)
             guard set.members.contains(source) else {
                 // Loaded just now, with the source's unsaved change already in: still a change here.
-                if !wasLoaded { managedObjectContext?.objectDidChange(self) }
+                if loadedNow { managedObjectContext?.objectDidChange(self) }
                 return
             }
             snapshotBeforeChange()

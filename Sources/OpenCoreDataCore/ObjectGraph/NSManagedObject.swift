@@ -695,9 +695,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// `NSManagedObjectContextObjectsDidChange`, with the values they had before (`NSNull` for
     /// nil): what an observer of that notification reads to learn what changed, and from what.
     ///
-    /// Read inside the observer, it describes the event being posted. A to-many relationship
-    /// first loaded after the object's first change of the event is compared with what it held
-    /// when loaded.
+    /// Read inside the observer, it describes the event being posted. A to-many relationship with
+    /// a to-one inverse is compared through its members' own baselines; one without, only if it
+    /// was loaded before the object's first change of the event.
     open func changedValuesForCurrentEvent() -> [String: Any] {
         guard !faultFlag, let context = managedObjectContext, let baseline = context.eventBaseline(of: self) else { return [:] }
         return changes(since: baseline, in: context)

@@ -38,13 +38,7 @@ extension NSManagedObjectContext {
             eventStartedUnchanged.append(object)
             return
         }
-        var values = object.values
-        for slot in object.entity.toManySlots where slot < values.count {
-            if let set = values[slot] as? RelationshipSet {
-                values[slot] = ToManySnapshot(members: set.members, committedIDs: set.committedIDs)
-            }
-        }
-        eventBaselines[ObjectIdentifier(object)] = EventBaseline(object: object, values: values)
+        eventBaselines[ObjectIdentifier(object)] = EventBaseline(object: object, values: object.valuesWithToManySnapshots())
     }
 
     /// Completes a baseline recorded before a to-many relationship was loaded, with what the
@@ -108,15 +102,16 @@ extension NSManagedObjectContext {
     }
 
     /// The objects changed in the current event (inside an observer, the posted one) with their
-    /// baselines; nil for an object inserted in it.
+    /// baselines, to be read for attributes and to-one relationships only (an unchanged object's
+    /// committed values keep its to-many relationships elsewhere); nil for an object inserted in it.
     func objectsChangedInEvent() -> [(NSManagedObject, SlotValues?)] {
         if let postedEvent, eventBaselines.isEmpty, eventStartedUnchanged.isEmpty, pendingInserted.isEmpty {
             return postedEvent.baselines.values.map { ($0.object, $0.values) }
-                + postedEvent.startedUnchanged.map { ($0, committedBaseline(of: $0)) }
+                + postedEvent.startedUnchanged.map { ($0, $0.committedValues) }
                 + postedEvent.inserted.map { ($0, nil) }
         }
         return eventBaselines.values.map { ($0.object, $0.values) }
-            + eventStartedUnchanged.map { ($0, committedBaseline(of: $0)) }
+            + eventStartedUnchanged.map { ($0, $0.committedValues) }
             + pendingInserted.map { ($0, nil) }
     }
 
@@ -147,6 +142,7 @@ extension NSManagedObject {
     /// The persistent properties whose values differ from `baseline`, with the baseline's values.
     func changes(since baseline: SlotValues, in context: NSManagedObjectContext) -> [String: Any] {
         guard values.count == baseline.count else { return [:] }
+        lazy var changedInEvent = context.objectsChangedInEvent()
         var changes: [String: Any] = [:]
         for property in entity.frozenProperties where !property.isTransient {
             let slot = property.slot
@@ -154,7 +150,7 @@ extension NSManagedObject {
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany {
                     guard let set = values[slot] as? RelationshipSet,
-                          let before = toManyAtEventStart(relationship, now: set.members, recorded: old as? ToManySnapshot, in: context) else { continue }
+                          let before = toManyAtEventStart(relationship, now: set.members, recorded: old as? ToManySnapshot, changedInEvent: changedInEvent) else { continue }
                     let same = relationship.isOrdered ? before == set.members : before.unordered == set.members.unordered
                     guard !same else { continue }
                     changes[property.name] = relationship.isOrdered ? NSOrderedSet(array: Array(before)) as Any : Set(before) as Any
@@ -174,13 +170,13 @@ extension NSManagedObject {
     /// they follow from the members now and the destinations' own baselines (a member's inverse
     /// is the truth, whenever the relationship was loaded); otherwise they are the members recorded
     /// before the object's first change, nil when it was not loaded then.
-    private func toManyAtEventStart(_ relationship: NSRelationshipDescription, now: OrderedSet<NSManagedObject>,
-                                    recorded: ToManySnapshot?, in context: NSManagedObjectContext) -> OrderedSet<NSManagedObject>? {
+    private func toManyAtEventStart(_ relationship: NSRelationshipDescription, now: OrderedSet<NSManagedObject>, recorded: ToManySnapshot?,
+                                    changedInEvent: @autoclosure () -> [(NSManagedObject, SlotValues?)]) -> OrderedSet<NSManagedObject>? {
         guard let inverse = relationship.inverseRelationship, !inverse.isToMany, let destination = relationship.destinationEntity else {
             return recorded?.members
         }
         var members = now
-        for (candidate, baseline) in context.objectsChangedInEvent() where candidate.entity.isKindOf(entity: destination) {
+        for (candidate, baseline) in changedInEvent() where candidate.entity.isKindOf(entity: destination) {
             let pointedHere = baseline.map { Self.destinationID($0[inverse.slot]) == objectID } ?? false
             let pointsHere = !candidate.deletedFlag && candidate.values.count > inverse.slot && candidate.toOneDestinationID(inverse) == objectID
             if pointedHere && !pointsHere {
@@ -190,14 +186,5 @@ extension NSManagedObject {
             }
         }
         return members
-    }
-
-    /// The object ID a to-one slot's value stands for.
-    private static func destinationID(_ value: Any?) -> NSManagedObjectID? {
-        switch value {
-        case let object as NSManagedObject: object.objectID
-        case let id as NSManagedObjectID: id
-        default: nil
-        }
     }
 }

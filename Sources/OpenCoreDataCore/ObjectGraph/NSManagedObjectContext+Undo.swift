@@ -227,10 +227,7 @@ struct ObjectSnapshot {
         let inContext = object.lives(in: context)
         if inContext { object.fireFaultIfNeeded() }
         self.object = object
-        values = object.values
-        for (slot, value) in values.enumerated() {
-            if let set = value as? RelationshipSet { values[slot] = ToManySnapshot(members: set.members, committedIDs: set.committedIDs) }
-        }
+        values = object.valuesWithToManySnapshots()
         state = State(
             isRegistered: context.registry[object.objectKey] === object, isInContext: inContext,
             isInserted: object.insertedFlag, isUpdated: object.updatedFlag, isDeleted: object.deletedFlag)
