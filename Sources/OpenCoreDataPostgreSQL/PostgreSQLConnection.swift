@@ -80,9 +80,16 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     /// Whether the connection was closed here or ended by the server or the network.
     package var isClosed: Bool { closed.load(ordering: .acquiring) || connection.isClosed }
 
-    /// Closes the connection (again is harmless).
+    /// Closes the connection (again is harmless): waits until it is closed, except on an
+    /// event-loop thread (a change listener freed by its own notification callback), where
+    /// waiting would stop the loop; there the close completes after this returns.
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
+            let connection = self.connection
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+            return
+        }
         // Ignored: a connection the server already dropped has nothing left to close.
         try? connection.close().wait()
     }

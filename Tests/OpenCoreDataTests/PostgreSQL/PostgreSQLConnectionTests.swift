@@ -47,6 +47,18 @@ import Testing
         }
     }
 
+    /// A change listener freed by its own notification callback closes its connection on the
+    /// event loop: there `close()` can't wait (NIO traps a wait on a loop thread).
+    @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+    func aConnectionClosedOnAnEventLoopThreadClosesWithoutWaiting() throws {
+        let connection = try PostgreSQLConnection.open(PostgreSQLTestServer.location())
+        let closedThere = try MultiThreadedEventLoopGroup.singleton.any().submit {
+            connection.close()
+            return true
+        }.wait()
+        #expect(closedThere && connection.isClosed)
+    }
+
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
     func queriesRunAndReturnRowsWithBoundValues() throws {
         let connection = try PostgreSQLConnection.open(PostgreSQLTestServer.location())
