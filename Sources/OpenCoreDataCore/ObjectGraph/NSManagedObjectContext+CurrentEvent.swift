@@ -28,11 +28,16 @@ extension NSManagedObjectContext {
 
     /// Records an object's values before its first change of the event: nothing for an object
     /// inserted in it, a mark for one without unsaved changes (its committed values are its
-    /// baseline), a copy of the values for others.
+    /// baseline), a copy of the values for others (and, for one inserted in an earlier event, a
+    /// place among the event's updated objects).
     func recordEventBaseline(of object: NSManagedObject) {
         guard object.lives(in: self), !object.eventBaselineFlag else { return }
         object.eventBaselineFlag = true
-        if object.insertedFlag && pendingInserted.contains(object) { return }
+        if object.insertedFlag {
+            if pendingInserted.contains(object) { return }
+            // Inserted in an earlier event: the event lists it as updated (it stays inserted).
+            pendingUpdated.append(object)
+        }
         if !object.insertedFlag && !object.updatedFlag && !object.deletedFlag && object.committedValues != nil {
             object.eventStartedUnchangedFlag = true
             eventStartedUnchanged.append(object)

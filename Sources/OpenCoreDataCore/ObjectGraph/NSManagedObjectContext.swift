@@ -1,6 +1,9 @@
 import Foundation
 import OrderedCollections
 
+/// How a context synchronizes its work, by Core Data's top-level name.
+public typealias NSManagedObjectContextConcurrencyType = NSManagedObjectContext.ConcurrencyType
+
 /// A scratch pad of managed objects: it fetches them, tracks their changes and saves them to its
 /// parent (a persistent store coordinator or another context) all at once.
 ///
@@ -17,6 +20,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         case privateQueueConcurrencyType = 1
         /// The context works on the main queue.
         case mainQueueConcurrencyType = 2
+
+        /// The context works on the main queue: `NSManagedObjectContext(.mainQueue)`.
+        public static let mainQueue = ConcurrencyType.mainQueueConcurrencyType
+        /// The context owns a private serial queue: `NSManagedObjectContext(.privateQueue)`.
+        public static let privateQueue = ConcurrencyType.privateQueueConcurrencyType
     }
 
     /// When an asynchronous `perform` runs its block.
@@ -124,6 +132,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     let creatingThread: pthread_t?
     private let mainLock = NSRecursiveLock()
     var isSaving = false
+
+    /// Creates a context with a concurrency type: `.mainQueue` or `.privateQueue`.
+    public convenience init(_ type: ConcurrencyType) {
+        self.init(concurrencyType: type)
+    }
 
     /// Creates a context with a concurrency type.
     public init(concurrencyType: ConcurrencyType) {
@@ -525,9 +538,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Records that a registered object changed.
+    /// Records that a registered object changed. An object inserted in an earlier event and
+    /// changed in this one is in the event's updated objects (an observer, such as a fetched
+    /// results controller, sees the change) but stays out of `updatedObjects`: it is inserted.
     func objectDidChange(_ object: NSManagedObject) {
-        guard object.lives(in: self), !object.insertedFlag, !object.deletedFlag else { return }
+        guard object.lives(in: self), !object.deletedFlag else { return }
+        if object.insertedFlag {
+            if !pendingInserted.contains(object) { pendingUpdated.append(object) }
+            return
+        }
         if !object.updatedFlag {
             object.updatedFlag = true
             updated.append(object)
@@ -554,7 +573,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         notifiedInsertedSet = pendingInserted.count == inserted.count ? (inserted.version, insertedSet) : nil
         let userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: insertedSet,
-            NSUpdatedObjectsKey: Set(sparselyFrom: pendingUpdated.filter { !$0.insertedFlag && !$0.deletedFlag }),
+            NSUpdatedObjectsKey: Set(sparselyFrom: pendingUpdated.filter { !$0.deletedFlag && !pendingInserted.contains($0) }),
             NSDeletedObjectsKey: Set(sparselyFrom: pendingDeleted),
         ]
         pendingInserted.removeAll()

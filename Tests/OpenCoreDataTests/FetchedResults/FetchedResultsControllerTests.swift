@@ -85,6 +85,43 @@ import WorldCupKit
         #expect(table.failures.isEmpty, "\(table.failures)")
     }
 
+    /// A team added without saving, then edited in a later event (a detail screen editing a new
+    /// row): the event lists it as updated, though the context still counts it as inserted, so
+    /// the controller moves and updates its row before any save.
+    @Test func editingAnUnsavedInsertedObjectMovesAndUpdatesItsRow() throws {
+        let (app, controller, table) = try worldCup()
+        let updatedInEvents = UpdatedObjectsLog()
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: app.context, queue: nil) { note in
+            updatedInEvents.append((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>) ?? [])
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let zembla = WorldCupApp.insertTeam(named: "Zembla", zone: "Europe", into: app.context)
+        zembla.wins = 0
+        app.context.processPendingChanges()
+        #expect(table.log.last?.hasPrefix("insert") == true, "\(table.log)")
+        let europe = try #require(controller.sections?.firstIndex { $0.name == "Europe" })
+        #expect(controller.indexPath(forObject: zembla)?.row == (controller.sections?[europe].numberOfObjects ?? 0) - 1, "last in its zone, without wins")
+        #expect(updatedInEvents.events.last?.contains(zembla) == false, "inserted in the event: not updated in it")
+        zembla.wins = 99
+        app.context.processPendingChanges()
+        #expect(updatedInEvents.events.last?.contains(zembla) == true)
+        #expect(app.context.insertedObjects.contains(zembla))
+        #expect(!app.context.updatedObjects.contains(zembla))
+        #expect(table.log.last?.hasPrefix("move") == true, "\(table.log)")
+        #expect(controller.indexPath(forObject: zembla) == IndexPath(row: 0, section: europe))
+        zembla.imageName = "zembla-flag-2"
+        app.context.processPendingChanges()
+        #expect(table.log.last?.hasPrefix("update") == true, "\(table.log)")
+        #expect(table.failures.isEmpty, "\(table.failures)")
+        #expect(table.sections.map { $0.rows.map(\.objectID) } == controller.sections?.map { ($0.objects as? [NSManagedObject] ?? []).map(\.objectID) })
+        // Saved, it is an ordinary object again: no longer inserted, and updated when changed.
+        try app.context.save()
+        zembla.wins = 1
+        app.context.processPendingChanges()
+        #expect(app.context.updatedObjects.contains(zembla))
+        #expect(table.failures.isEmpty, "\(table.failures)")
+    }
+
     @Test func outOfOrderSectionsAreAnError() throws {
         let (app, _, _) = try worldCup()
         let request = NSFetchRequest<Team>(entityName: "Team")
@@ -163,4 +200,10 @@ import WorldCupKit
         let fresh = try app.sections()
         #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map { $0.teams.map(\.objectID) })
     }
+}
+
+/// The updated objects of each `NSManagedObjectContextObjectsDidChange`, in order.
+private final class UpdatedObjectsLog: @unchecked Sendable {
+    private(set) var events: [Set<NSManagedObject>] = []
+    func append(_ objects: Set<NSManagedObject>) { events.append(objects) }
 }
