@@ -92,6 +92,12 @@ public let NSMigrationManagerDestinationStoreError = 134160
 public let NSEntityMigrationPolicyError = 134170
 /// The persistent history a token points into has been deleted.
 public let NSPersistentHistoryTokenExpiredError = 134301
+/// A staged migration's model reference names a model that can't be found or loaded.
+public let NSManagedObjectModelReferenceNotFoundError = 134504
+/// The store's metadata predates staged migration (Core Data's; OpenCoreData stores don't raise it).
+public let NSStagedMigrationFrameworkVersionMismatchError = 134505
+/// A staged migration's stages would migrate a store back to an earlier model version.
+public let NSStagedMigrationBackwardMigrationError = 134506
 /// SQLite reported an error; the SQLite code is under `NSSQLiteErrorDomain`.
 public let NSSQLiteError = 134180
 /// A mapping model could not be inferred.
@@ -161,6 +167,8 @@ enum CoreDataError {
         case inferredMappingModel = 134190
         case sqlite = 134180
         case persistentHistoryTokenExpired = 134301
+        case modelReferenceNotFound = 134504
+        case stagedMigrationBackwardMigration = 134506
     }
 
     /// An error in NSCocoaErrorDomain with a description and optional details.

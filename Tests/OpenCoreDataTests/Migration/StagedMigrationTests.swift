@@ -152,7 +152,7 @@ import Testing
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
                                                options: [NSPersistentStoreStagedMigrationManagerOptionKey: backwards, OCDMigrationSourceModelsOptionKey: [v1]])
         }
-        #expect(repeated.code == NSMigrationError)
+        #expect(repeated.code == NSStagedMigrationBackwardMigrationError)
 
         // A reference to a model file that isn't there: the version can't be found.
         let nowhere = NSManagedObjectModelReference(fileURL: url.deletingLastPathComponent().appendingPathComponent("Gone.momd"), versionChecksum: "gone")
@@ -161,7 +161,7 @@ import Testing
             try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
                                                options: [NSPersistentStoreStagedMigrationManagerOptionKey: lost])
         }
-        #expect(unresolved.code == NSMigrationMissingSourceModelError)
+        #expect(unresolved.code == NSManagedObjectModelReferenceNotFoundError)
         #expect(try Self.names(in: url, model: v1) == ["Apples", nil, "Pears"], "nothing was migrated")
     }
 

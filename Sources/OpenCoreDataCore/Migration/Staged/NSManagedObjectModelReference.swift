@@ -66,7 +66,8 @@ open class NSManagedObjectModelReference: NSObject {
         }
     }
 
-    /// Finds the model (once), or throws 134130 saying what was looked for.
+    /// Finds the model (once), or throws 134504 (`NSManagedObjectModelReferenceNotFoundError`)
+    /// saying what was looked for.
     func resolve() throws -> NSManagedObjectModel {
         if let resolved { return resolved }
         let found: NSManagedObjectModel?
@@ -83,7 +84,7 @@ open class NSManagedObjectModelReference: NSObject {
             found = versioned.lazy.compactMap { ModelFileSearch.versions(in: $0).first { $0.entityVersionHashesByName == hashes } }.first
         }
         guard let found else {
-            throw CoreDataError.make(.migrationMissingSourceModel, "No model version with checksum \(versionChecksum) was found for \(sourceDescription).")
+            throw CoreDataError.make(.modelReferenceNotFound, "No model version with checksum \(versionChecksum) was found for \(sourceDescription).")
         }
         resolved = found
         return found

@@ -36,12 +36,19 @@ struct StagedMigration {
             candidate.freeze()
             return StoreModelMatching.isCompatible(candidate.entities(forConfigurationName: configuration) ?? candidate.entities, with: recorded)
         }
-        // The store's version: the one its hashes match (a reference that finds no model can't be it).
+        // The store's version: the one its hashes match. A reference that finds no model can't
+        // be it; if no version is, that reference's error (134504) is the likely cause.
+        var unresolved: Error?
         let start = versions.indices.first { index in
-            // Ignored: an unresolvable version is simply not the store's; it throws if a step needs it.
-            (try? model(at: index)).map(isStore) ?? false
+            do {
+                return isStore(try model(at: index))
+            } catch {
+                if unresolved == nil { unresolved = error }
+                return false
+            }
         }
         guard let start else {
+            if let unresolved { throw unresolved }
             throw CoreDataError.make(.migrationMissingSourceModel,
                 "The store at \(url.path) was made with a model version that none of the staged migration's versions (\(versions.map(\.checksum).joined(separator: ", "))) matches.",
                 url: url, userInfo: [NSStoreModelVersionHashesKey: metadata[NSStoreModelVersionHashesKey] as Any])
@@ -52,7 +59,8 @@ struct StagedMigration {
     }
 
     /// The versions the stages name, in order, ending at the coordinator's model. A checksum
-    /// named again after another version would migrate backwards: that throws 134110.
+    /// named again after another version would migrate backwards: that throws 134506
+    /// (`NSStagedMigrationBackwardMigrationError`).
     private func sequence() throws -> [Version] {
         var versions: [Version] = []
         func add(_ version: Version) throws {
@@ -62,7 +70,7 @@ struct StagedMigration {
                 return
             }
             if versions.contains(where: { $0.checksum == version.checksum }) {
-                throw CoreDataError.make(.migration,
+                throw CoreDataError.make(.stagedMigrationBackwardMigration,
                     "The staged migration names the model version \(version.checksum) twice with other versions between: a store can't be migrated back to an earlier version.", url: url)
             }
             versions.append(version)
