@@ -15,6 +15,9 @@ final class FetchedResultsState {
     /// The on-disk cache, when the controller has a cache name.
     var cache: FetchedResultsCache?
     var owner: (() -> NSFetchedResultsController<NSFetchRequestResult>)?
+    /// The controller the app made (not the erased one its delegate receives), whose section
+    /// index methods a subclass may override.
+    weak var indexing: (any SectionIndexing)?
     /// Set by the protocol's default implementations: the delegate does not implement that method.
     var snapshotMethodIsDefault = false
     var differenceMethodIsDefault = false
@@ -54,7 +57,16 @@ final class FetchedResultsState {
         if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 
+    /// A section's index title: the controller's `sectionIndexTitle(forSectionName:)`, which a
+    /// subclass may override.
     func indexTitle(for sectionName: String) -> String? {
+        guard let indexing else { return defaultIndexTitle(for: sectionName) }
+        return indexing.sectionIndexTitle(forSectionName: sectionName)
+    }
+
+    /// The index title `sectionIndexTitle(forSectionName:)` gives unless overridden: the
+    /// delegate's, or the capitalized first letter.
+    func defaultIndexTitle(for sectionName: String) -> String? {
         if let owner, let custom = delegate?.controller(owner(), sectionIndexTitleForSectionName: sectionName) { return custom }
         return sectionName.first.map { String($0).uppercased() }
     }

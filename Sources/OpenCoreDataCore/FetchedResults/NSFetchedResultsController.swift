@@ -6,8 +6,8 @@ import Foundation
 /// Tracking runs only while the controller has a delegate: changes are seen when the context
 /// processes pending changes (at the end of an event, at save, and when saves of other contexts
 /// are merged into it).
-/// Unchecked Sendable: confined to its context's queue (checked by concurrency debugging).
-open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable {
+/// Not Sendable, as in Core Data: it belongs to its context's queue.
+open class NSFetchedResultsController<ResultType>: NSObject {
     /// The request whose results the controller keeps; it must have sort descriptors.
     public let fetchRequest: NSFetchRequest<ResultType>
     /// The context the results live in.
@@ -37,6 +37,7 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
         super.init()
         state.cache = name.map { FetchedResultsCache(name: $0) }
         state.owner = { [unowned self] in self.erased }
+        state.indexing = self
     }
 
     /// A controller that shares this one's state, typed as delegates receive it.
@@ -99,8 +100,9 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
         return state.indexPath(of: managed)
     }
 
-    /// The index titles of the sections, in order, without repeats.
-    public var sectionIndexTitles: [String] {
+    /// The index titles of the sections, in order, without repeats. A subclass may override it.
+    open var sectionIndexTitles: [String] {
+        if let primary { return primary.sectionIndexTitles }
         var titles: [String] = []
         for section in state.sections ?? [] {
             if let title = section.indexTitle, titles.last != title { titles.append(title) }
@@ -108,14 +110,25 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
         return titles
     }
 
-    /// The index of the first section with an index title (for a table's section index).
-    public func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int {
-        state.sections?.firstIndex { $0.indexTitle == title } ?? sectionIndex
+    /// The index of the first section with an index title (for a table's section index). A
+    /// subclass may override it.
+    open func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int {
+        if let primary { return primary.section(forSectionIndexTitle: title, at: sectionIndex) }
+        return state.sections?.firstIndex { $0.indexTitle == title } ?? sectionIndex
     }
 
-    /// The index title of a section name: the delegate's, or the capitalized first letter.
-    public func sectionIndexTitle(forSectionName sectionName: String) -> String? {
-        state.indexTitle(for: sectionName)
+    /// The index title of a section name: the delegate's, or the capitalized first letter. A
+    /// subclass may override it; the sections' `indexTitle` and `sectionIndexTitles` use it.
+    open func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        if let primary { return primary.sectionIndexTitle(forSectionName: sectionName) }
+        return state.defaultIndexTitle(for: sectionName)
+    }
+
+    /// For the erased controller a delegate receives, the controller the app made (whose
+    /// overrides answer); nil for that one.
+    private var primary: (any SectionIndexing)? {
+        guard let indexing = state.indexing, indexing !== self else { return nil }
+        return indexing
     }
 
     /// Deletes an on-disk cache by name (nil: all of them).
@@ -133,6 +146,16 @@ open class NSFetchedResultsController<ResultType>: NSObject, @unchecked Sendable
     /// current state (once fetched). Tracking runs while a stream is alive, with or without a delegate.
     public var updates: AsyncStream<FetchedResultsUpdate> { state.updates() }
 }
+
+/// A controller's section index methods, which a subclass may override: what the erased
+/// controller a delegate receives, and the sections' index titles, ask the app's controller.
+protocol SectionIndexing: AnyObject {
+    func sectionIndexTitle(forSectionName sectionName: String) -> String?
+    var sectionIndexTitles: [String] { get }
+    func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int
+}
+
+extension NSFetchedResultsController: SectionIndexing {}
 
 /// One change of a fetched results controller's results, for Swift concurrency.
 public struct FetchedResultsUpdate: Sendable {
