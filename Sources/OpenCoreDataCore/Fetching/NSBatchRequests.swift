@@ -166,7 +166,7 @@ open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest, @un
     open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
 
     /// Creates an asynchronous fetch.
-    public init(fetchRequest request: NSFetchRequest<ResultType>, completionBlock blk: ((NSAsynchronousFetchResult<ResultType>) -> Void)?) {
+    public init(fetchRequest request: NSFetchRequest<ResultType>, completionBlock blk: ((NSAsynchronousFetchResult<ResultType>) -> Void)? = nil) {
         self.fetchRequest = request
         self.completionBlock = blk
         super.init()

@@ -83,6 +83,22 @@ extension ValueTransformer {
     public static func forName(_ name: NSValueTransformerName) -> ValueTransformer? { named(name) }
 }
 
+/// Gives `ValueTransformer` Apple's `init?(forName:)`, which returns the registered instance:
+/// only an initializer of a protocol extension may replace `self` with an existing object.
+/// An implementation detail; not for conformance elsewhere.
+public protocol _ValueTransformerLookup {}
+
+extension ValueTransformer: _ValueTransformerLookup {}
+
+extension _ValueTransformerLookup where Self: ValueTransformer {
+    /// The transformer registered under a name (or made from the class of that name, as
+    /// `named(_:)` does); nil when there is none of this type.
+    public init?(forName name: NSValueTransformerName) {
+        guard let found = ValueTransformer.named(name) as? Self else { return nil }
+        self = found
+    }
+}
+
 /// Archives values with `NSKeyedArchiver` and unarchives them securely, limited to allowed classes.
 /// Unchecked Sendable: no stored state.
 open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Sendable {

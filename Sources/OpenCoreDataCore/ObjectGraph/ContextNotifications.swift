@@ -30,6 +30,10 @@ extension Notification.Name {
     public static let NSManagedObjectContextWillSave = Notification.Name("NSManagingContextWillSaveChangesNotification")
     /// Posted by a context after a successful save, with the saved objects.
     public static let NSManagedObjectContextDidSave = Notification.Name("NSManagingContextDidSaveChangesNotification")
+    /// Posted by a context after a successful save, with the saved object IDs.
+    public static let NSManagedObjectContextDidSaveObjectIDs = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    /// Posted by a context after changes were merged into it, with their object IDs.
+    public static let NSManagedObjectContextDidMergeChangesObjectIDs = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
 }
 
 extension NSManagedObjectContext {
@@ -40,9 +44,9 @@ extension NSManagedObjectContext {
     /// Posted before a save (the newer name of `NSManagedObjectContextWillSave`).
     public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
     /// Posted after a successful save, with the saved object IDs.
-    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    public static let didSaveObjectIDsNotification = Notification.Name.NSManagedObjectContextDidSaveObjectIDs
     /// Posted after changes were merged into the context, with their object IDs.
-    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+    public static let didMergeChangesObjectIDsNotification = Notification.Name.NSManagedObjectContextDidMergeChangesObjectIDs
 
     /// The keys of context notifications' userInfo.
     public enum NotificationKey: String, Sendable {

@@ -28,6 +28,9 @@ public enum KeyPathNames {
 
     /// The name from a partial key path whose root type is only known at run time.
     static func name(of keyPath: AnyKeyPath, rootType: Any.Type) -> String {
+        if let managed = rootType as? NSManagedObject.Type {
+            _ = EntityClassRegistry.register(managed)
+        }
         if let managed = rootType as? NSManagedObject.Type, let entity = EntityClassRegistry.entity(for: managed) {
             let recorder = KeyPathRecorder()
             if let probe = probe(for: entity, recorder: recorder) {
@@ -62,6 +65,14 @@ extension NSSortDescriptor {
     public convenience init<Compared: NSManagedObject>(_ sortDescriptor: SortDescriptor<Compared>) {
         let key = sortDescriptor.keyPath.map { KeyPathNames.name(of: $0, rootType: Compared.self) }
         self.init(key: key, ascending: sortDescriptor.order == .forward)
+    }
+}
+
+extension NSExpression {
+    /// A key path expression from a Swift key path (`\Team.wins` reads `wins`), as for an
+    /// `NSExpressionDescription`'s aggregate.
+    public convenience init<Root, Value>(forKeyPath keyPath: KeyPath<Root, Value>) {
+        self.init(forKeyPath: KeyPathNames.name(of: keyPath, rootType: Root.self))
     }
 }
 

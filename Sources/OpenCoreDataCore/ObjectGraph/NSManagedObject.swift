@@ -464,13 +464,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     ///
     /// Attributes return their Swift type (`Int32` for Integer 32, …); to-one relationships the
     /// destination object; to-many relationships a `Set<NSManagedObject>` (an `NSOrderedSet` when
-    /// ordered). An unknown key traps, as Core Data raises.
+    /// ordered). A key the entity has no property for goes to `value(forUndefinedKey:)`.
     open func value(forKey key: String) -> Any? {
         guard let slot = entity.fastSlot(forKey: key) else {
             if key == "self" || key == "SELF" { return self }
             if key == "objectID" { return objectID }
-            _ = property(forKey: key, hint: " A value the class computes is read by name (a section key path, a sort key, a predicate) through an override of value(forKey:).")
-            return nil
+            return value(forUndefinedKey: key)
         }
         fireFaultIfNeeded()
         switch entity.slotKinds[slot] {
@@ -515,7 +514,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// Sets the value of a property, recording the change and keeping inverse relationships consistent.
     open func setValue(_ value: Any?, forKey key: String) {
         guard let slot = entity.fastSlot(forKey: key) else {
-            _ = property(forKey: key)
+            setValue(value, forUndefinedKey: key)
             return
         }
         fireFaultIfNeeded()
@@ -611,11 +610,35 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         return NSManagedMutableOrderedSet(owner: self, relationship: relationship)
     }
 
-    /// Values for several keys.
+    /// Values for several keys (`NSNull` for nil).
     open func dictionaryWithValues(forKeys keys: [String]) -> [String: Any] {
         var result: [String: Any] = [:]
         for key in keys { result[key] = value(forKey: key) ?? NSNull() }
         return result
+    }
+
+    /// Sets several properties with `setValue(_:forKey:)`; `NSNull` sets nil, as in key-value coding.
+    open func setValuesForKeys(_ keyedValues: [String: Any]) {
+        for (key, value) in keyedValues { setValue(value is NSNull ? nil : value, forKey: key) }
+    }
+
+    /// The value of a key the entity has no property for: a subclass answers the keys it
+    /// computes here. Traps otherwise, as key-value coding raises `NSUndefinedKeyException`.
+    open func value(forUndefinedKey key: String) -> Any? {
+        _ = property(forKey: key, hint: " A value the class computes is read by name (a section key path, a sort key, a predicate) through an override of value(forUndefinedKey:).")
+        return nil
+    }
+
+    /// Sets a key the entity has no property for: a subclass takes the keys it computes here.
+    /// Traps otherwise, as key-value coding raises `NSUndefinedKeyException`.
+    open func setValue(_ value: Any?, forUndefinedKey key: String) {
+        coreDataMisuse("[<\(type(of: self)) \(objectID)> setValue:forUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\". A value the class computes is set by name through an override of setValue(_:forUndefinedKey:).")
+    }
+
+    /// A property's value by name: `value(forKey:)` and `setValue(_:forKey:)`.
+    public subscript(key: String) -> Any? {
+        get { value(forKey: key) }
+        set { setValue(newValue, forKey: key) }
     }
 
     // MARK: Change notifications (hooks for subclasses)

@@ -38,6 +38,7 @@ extension NSManagedObjectContext {
     /// Executes a request: an asynchronous fetch (started on the context's queue), a batch
     /// update, delete or insert (run directly in the store; merge their object IDs into contexts
     /// with `mergeChanges(fromRemoteContextSave:into:)`), or a persistent history request.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         checkQueue("execute(_:)")
         if let asynchronous = request as? SelfExecutingRequest {

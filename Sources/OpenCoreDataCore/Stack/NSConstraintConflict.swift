@@ -18,10 +18,12 @@ open class NSConstraintConflict: NSObject {
     /// The store's version of `databaseObject`.
     let databaseVersion: Int64
 
-    /// Creates a conflict between unsaved objects and, optionally, an object already stored.
-    public convenience init(constraint contraint: [String], databaseObject: NSManagedObject?, databaseSnapshot: [String: Any]?,
+    /// Creates a conflict between unsaved objects and, optionally, an object already stored (as
+    /// a custom merge policy's tests do).
+    public convenience init(constraint contraint: [String], database databaseObject: NSManagedObject?, databaseSnapshot: [AnyHashable: Any]?,
                 conflicting conflictingObjects: [NSManagedObject], conflictingSnapshots: [Any]) {
-        self.init(constraint: contraint, databaseObject: databaseObject, databaseSnapshot: databaseSnapshot,
+        let snapshot = databaseSnapshot.map { Dictionary(uniqueKeysWithValues: $0.compactMap { key, value in (key.base as? String).map { ($0, value) } }) }
+        self.init(constraint: contraint, databaseObject: databaseObject, databaseSnapshot: snapshot,
                   conflicting: conflictingObjects, snapshots: conflictingSnapshots.compactMap { $0 as? [AnyHashable: Any] }, databaseVersion: 0)
     }
 

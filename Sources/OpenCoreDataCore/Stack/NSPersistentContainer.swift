@@ -66,6 +66,47 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         for description in persistentStoreDescriptions { loadStore(description, completionHandler: block) }
     }
 
+    /// Loads the stores, as `loadPersistentStores(completionHandler:)` does, and returns once every
+    /// one has been added: the first description, or the first error thrown. (With no
+    /// descriptions it throws 134060, where a continuation of Apple's would never resume; with
+    /// several, Apple's would resume twice.)
+    public func loadPersistentStores() async throws -> NSPersistentStoreDescription {
+        let expected = persistentStoreDescriptions.count
+        guard expected > 0 else {
+            throw CoreDataError.make(.coreData, "The container \(name) has no persistent store descriptions to load.")
+        }
+        let outcomes = LoadOutcomes()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<NSPersistentStoreDescription>, Error>) in
+            loadPersistentStores { description, error in
+                guard let first = outcomes.record(description, error, expected: expected) else { return }
+                switch first {
+                case .success(let description): continuation.resume(returning: UncheckedSendable(description))
+                case .failure(let error): continuation.resume(throwing: error)
+                }
+            }
+        }.value
+    }
+
+    /// The stores' outcomes as their handlers report them (on the calling thread, or on a
+    /// background queue for a description added asynchronously).
+    private final class LoadOutcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var first: NSPersistentStoreDescription?
+        private var error: Error?
+        private var count = 0
+
+        /// Records one store's outcome; after the last, returns the overall one.
+        func record(_ description: NSPersistentStoreDescription, _ error: Error?, expected: Int) -> Result<NSPersistentStoreDescription, Error>? {
+            lock.withLock {
+                count += 1
+                if first == nil { first = description }
+                if self.error == nil { self.error = error }
+                guard count == expected, let first else { return nil }
+                return self.error.map { .failure($0) } ?? .success(first)
+            }
+        }
+    }
+
     /// Opens one described store (making its directory), calling the handler with the outcome.
     func loadStore(_ description: NSPersistentStoreDescription, completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         if let url = description.url, description.type != NSInMemoryStoreType {

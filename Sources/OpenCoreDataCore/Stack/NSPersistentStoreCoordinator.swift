@@ -143,6 +143,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
         DispatchQueue.global().async { work.value() }
     }
 
+    /// Opens the store a description describes: `addPersistentStore(with:completionHandler:)`
+    /// awaited. Returns the description, or throws the error the handler got.
+    public func addPersistentStore(with description: NSPersistentStoreDescription) async throws -> NSPersistentStoreDescription {
+        let outcome = UncheckedSendable(description)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<NSPersistentStoreDescription>, Error>) in
+            addPersistentStore(with: outcome.value) { description, error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: UncheckedSendable(description)) }
+            }
+        }.value
+    }
+
     /// Removes a store from the coordinator and closes it.
     public func remove(_ store: NSPersistentStore) throws {
         let present = withLock { stores.contains { $0 === store } }
@@ -225,6 +236,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     /// (an array of the request's result type), a save request saves the context and returns an
     /// empty array, a batch or asynchronous request returns its result. Call it on the context's
     /// queue.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext) throws -> Any {
         switch request {
         case let fetch as NSFetchRequest<NSFetchRequestResult>:

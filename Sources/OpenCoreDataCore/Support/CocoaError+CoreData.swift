@@ -274,4 +274,10 @@ extension CocoaError {
     public var validationPredicate: NSPredicate? { userInfo[NSValidationPredicateErrorKey] as? NSPredicate }
     /// The conflicts a save couldn't resolve (`NSPersistentStoreSaveConflictsErrorKey`).
     public var persistentStoreSaveConflicts: [NSMergeConflict]? { userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict] }
+    /// The object that failed to validate (`NSValidationObjectErrorKey`).
+    public var validationObject: Any? { userInfo[NSValidationObjectErrorKey] }
+    /// The objects the error concerns (`NSAffectedObjectsErrorKey`).
+    public var affectedObjects: [AnyObject]? { userInfo[NSAffectedObjectsErrorKey] as? [AnyObject] }
+    /// The stores the error concerns (`NSAffectedStoresErrorKey`).
+    public var affectedStores: [AnyObject]? { userInfo[NSAffectedStoresErrorKey] as? [AnyObject] }
 }

@@ -31,8 +31,27 @@ final class Contact: NSManagedObject {
     }
 }
 
+/// The same computed key answered where key-value coding sends keys the entity has no property
+/// for: `value(forUndefinedKey:)` and `setValue(_:forUndefinedKey:)`.
+final class Pseudonym: NSManagedObject {
+    @Managed var first: String?
+    @Managed var last: String?
+
+    override func value(forUndefinedKey key: String) -> Any? {
+        key == "fullName" ? [first, last].compactMap { $0 }.joined(separator: " ") : super.value(forUndefinedKey: key)
+    }
+
+    override func setValue(_ value: Any?, forUndefinedKey key: String) {
+        guard key == "fullName" else { return super.setValue(value, forUndefinedKey: key) }
+        let parts = (value as? String ?? "").split(separator: " ", maxSplits: 1).map(String.init)
+        first = parts.first
+        last = parts.count > 1 ? parts[1] : nil
+    }
+}
+
 /// Key-value coding of a computed key through `value(forKey:)` and `setValue(_:forKey:)`
-/// overrides: by key, by key path, in predicates and sort descriptors evaluated in memory.
+/// overrides (or their undefined-key hooks): by key, by key path, in predicates and sort
+/// descriptors evaluated in memory.
 struct ComputedKeyTests {
     private static func context() throws -> NSManagedObjectContext {
         let contact = NSEntityDescription(name: "Contact", className: "Contact", properties: [
@@ -40,8 +59,12 @@ struct ComputedKeyTests {
             NSAttributeDescription(name: "last", type: .stringAttributeType),
         ])
         contact.properties.append(NSRelationshipDescription(name: "mentor", destination: contact))
+        let pseudonym = NSEntityDescription(name: "Pseudonym", className: "Pseudonym", properties: [
+            NSAttributeDescription(name: "first", type: .stringAttributeType),
+            NSAttributeDescription(name: "last", type: .stringAttributeType),
+        ])
         let model = NSManagedObjectModel()
-        model.entities = [contact]
+        model.entities = [contact, pseudonym]
         return TestSupport.context(try TestSupport.coordinator(model).0)
     }
 
@@ -78,5 +101,23 @@ struct ComputedKeyTests {
         #expect(NSPredicate(format: "mentor.fullName == 'Ada Lovelace'").evaluate(with: grace))
         let byName = NSSortDescriptor(key: "fullName", ascending: false)
         #expect(byName.compare(ada, to: grace) == .orderedDescending)
+    }
+
+    @Test func theUndefinedKeyHooksAnswerAComputedKey() throws {
+        let context = try Self.context()
+        let mark = Pseudonym(context: context)
+        mark.setValue("Mark Twain", forKey: "fullName")
+        #expect(mark.first == "Mark" && mark.last == "Twain")
+        #expect(mark.value(forKey: "fullName") as? String == "Mark Twain")
+        let george = Pseudonym(context: context)
+        george["fullName"] = "George Eliot"
+        #expect(george["fullName"] as? String == "George Eliot")
+        george.setValuesForKeys(["fullName": "George Sand"])
+        #expect(george.last == "Sand")
+        #expect(NSPredicate(format: "fullName ENDSWITH 'Twain'").evaluate(with: mark))
+        #expect(NSSortDescriptor(key: "fullName", ascending: true).compare(george, to: mark) == .orderedAscending)
+        let request = NSFetchRequest<Pseudonym>(entityName: "Pseudonym")
+        request.sortDescriptors = [NSSortDescriptor(key: "first", ascending: true)]
+        #expect(try context.fetch(request).map { $0.value(forKey: "fullName") as? String } == ["George Sand", "Mark Twain"])
     }
 }

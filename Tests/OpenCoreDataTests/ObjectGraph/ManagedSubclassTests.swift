@@ -29,7 +29,33 @@ final class WorldCupTeam: NSManagedObject {
     }
 }
 
+/// A subclass that sets up state of its own whenever an object is made, in its override of
+/// `init(entity:insertInto:)`: written `required` instead of `override` (a porting rule).
+final class Memo: NSManagedObject {
+    @Managed var text: String?
+    let madeFor: String
+
+    required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        madeFor = context == nil ? "a fetch" : "an insert"
+        super.init(entity: entity, insertInto: context)
+    }
+}
+
 @Suite(.serialized) struct ManagedSubclassTests {
+    @Test func anInitializerOfTheSubclassRunsForInsertedAndFetchedObjects() throws {
+        let model = NSManagedObjectModel()
+        model.entities = [NSEntityDescription(name: "Memo", className: "Memo", properties: [NSAttributeDescription(name: "text", type: .stringAttributeType)])]
+        let context = TestSupport.context(try TestSupport.coordinator(model).0)
+        let memo = Memo(context: context)
+        memo.text = "walk Rex"
+        #expect(memo.madeFor == "an insert")
+        try context.save()
+        let fresh = TestSupport.context(context.persistentStoreCoordinator!)
+        let fetched = try fresh.fetch(NSFetchRequest<Memo>(entityName: "Memo"))
+        #expect(fetched.map(\.text) == ["walk Rex"])
+        #expect(fetched.map(\.madeFor) == ["a fetch"])
+    }
+
     private func dogWalkContext() throws -> NSManagedObjectContext {
         let model = try TestSupport.model("dogwalk", "DogWalk")
         let (coordinator, _) = try TestSupport.coordinator(model)
