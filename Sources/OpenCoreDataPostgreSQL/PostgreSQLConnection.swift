@@ -85,19 +85,21 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     /// waiting would stop the loop; there the close completes after this returns.
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
-            let connection = self.connection
-            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
-            return
-        }
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else { return closeWithoutWaiting() }
         // Ignored: a connection the server already dropped has nothing left to close.
         try? connection.close().wait()
     }
 
     /// A connection let go without `close()` (its store freed with its coordinator) is closed
-    /// without waiting; the callback keeps postgres-nio's connection alive until it is.
+    /// without waiting.
     deinit {
         guard !closed.load(ordering: .acquiring) else { return }
+        closeWithoutWaiting()
+    }
+
+    /// Starts closing the connection; the callback keeps postgres-nio's connection alive until
+    /// it is closed.
+    private func closeWithoutWaiting() {
         let connection = self.connection
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }

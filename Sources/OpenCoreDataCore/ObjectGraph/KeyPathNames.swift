@@ -15,22 +15,11 @@ final class KeyPathRecorder {
 public enum KeyPathNames {
     /// The dotted key path string a Swift key path on a managed object class reads.
     public static func name<Root: NSManagedObject, Value>(of keyPath: KeyPath<Root, Value>) -> String {
-        EntityClassRegistry.register(Root.self)
-        if let entity = EntityClassRegistry.entity(for: Root.self) {
-            let recorder = KeyPathRecorder()
-            if let probe = probe(for: entity, recorder: recorder) as? Root {
-                _ = probe[keyPath: keyPath]
-                if !recorder.keys.isEmpty { return recorder.keys.joined(separator: ".") }
-            }
-        }
-        return fromDescription(keyPath)
+        name(of: keyPath, rootType: Root.self)
     }
 
-    /// The name from a partial key path whose root type is only known at run time.
+    /// The name from a key path whose root type is only known at run time.
     static func name(of keyPath: AnyKeyPath, rootType: Any.Type) -> String {
-        if let managed = rootType as? NSManagedObject.Type {
-            _ = EntityClassRegistry.register(managed)
-        }
         if let managed = rootType as? NSManagedObject.Type, let entity = EntityClassRegistry.entity(for: managed) {
             let recorder = KeyPathRecorder()
             if let probe = probe(for: entity, recorder: recorder) {

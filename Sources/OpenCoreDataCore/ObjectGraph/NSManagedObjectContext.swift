@@ -538,15 +538,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Records that a registered object changed. An object inserted in an earlier event and
-    /// changed in this one is in the event's updated objects (an observer, such as a fetched
-    /// results controller, sees the change) but stays out of `updatedObjects`: it is inserted.
+    /// Records that a registered object changed. (An inserted object is tracked as inserted; one
+    /// inserted in an earlier event joins the event's updated objects when its baseline is
+    /// recorded, before its change: see `recordEventBaseline(of:)`.)
     func objectDidChange(_ object: NSManagedObject) {
-        guard object.lives(in: self), !object.deletedFlag else { return }
-        if object.insertedFlag {
-            if !pendingInserted.contains(object) { pendingUpdated.append(object) }
-            return
-        }
+        guard object.lives(in: self), !object.insertedFlag, !object.deletedFlag else { return }
         if !object.updatedFlag {
             object.updatedFlag = true
             updated.append(object)

@@ -75,36 +75,22 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         guard expected > 0 else {
             throw CoreDataError.make(.coreData, "The container \(name) has no persistent store descriptions to load.")
         }
-        let outcomes = LoadOutcomes()
+        // The outcomes so far, as the handlers report them (on the calling thread, or on a
+        // background queue for a description added asynchronously): how many, the first
+        // description, the first error.
+        let outcomes = LockedValue<(count: Int, first: NSPersistentStoreDescription?, error: Error?)>((0, nil, nil))
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<NSPersistentStoreDescription>, Error>) in
             loadPersistentStores { description, error in
-                guard let first = outcomes.record(description, error, expected: expected) else { return }
-                switch first {
-                case .success(let description): continuation.resume(returning: UncheckedSendable(description))
-                case .failure(let error): continuation.resume(throwing: error)
+                let (count, first, firstError) = outcomes.withLock { outcomes in
+                    outcomes.count += 1
+                    if outcomes.first == nil { outcomes.first = description }
+                    if outcomes.error == nil { outcomes.error = error }
+                    return outcomes
                 }
+                guard count == expected else { return }
+                if let firstError { continuation.resume(throwing: firstError) } else { continuation.resume(returning: UncheckedSendable(first ?? description)) }
             }
         }.value
-    }
-
-    /// The stores' outcomes as their handlers report them (on the calling thread, or on a
-    /// background queue for a description added asynchronously).
-    private final class LoadOutcomes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var first: NSPersistentStoreDescription?
-        private var error: Error?
-        private var count = 0
-
-        /// Records one store's outcome; after the last, returns the overall one.
-        func record(_ description: NSPersistentStoreDescription, _ error: Error?, expected: Int) -> Result<NSPersistentStoreDescription, Error>? {
-            lock.withLock {
-                count += 1
-                if first == nil { first = description }
-                if self.error == nil { self.error = error }
-                guard count == expected, let first else { return nil }
-                return self.error.map { .failure($0) } ?? .success(first)
-            }
-        }
     }
 
     /// Opens one described store (making its directory), calling the handler with the outcome.

@@ -2,13 +2,13 @@ import Foundation
 import OpenCoreData
 import Testing
 
-/// A class whose `fullName` is computed from two attributes, answered by name as the README's
-/// porting rule says (on Apple's platforms an `@objc var fullName` with a setter would be).
-final class Contact: NSManagedObject {
-    @Managed var first: String?
-    @Managed var last: String?
-    @Managed var mentor: Contact?
+/// A `fullName` computed from two attributes: "Ada Lovelace" is first "Ada", last "Lovelace".
+protocol FirstAndLastNamed: AnyObject {
+    var first: String? { get set }
+    var last: String? { get set }
+}
 
+extension FirstAndLastNamed {
     var fullName: String {
         get { [first, last].compactMap { $0 }.joined(separator: " ") }
         set {
@@ -17,6 +17,14 @@ final class Contact: NSManagedObject {
             last = parts.count > 1 ? parts[1] : nil
         }
     }
+}
+
+/// A class whose `fullName` is answered by name as the README's porting rule says (on Apple's
+/// platforms an `@objc var fullName` with a setter would be).
+final class Contact: NSManagedObject, FirstAndLastNamed {
+    @Managed var first: String?
+    @Managed var last: String?
+    @Managed var mentor: Contact?
 
     override func value(forKey key: String) -> Any? {
         key == "fullName" ? fullName : super.value(forKey: key)
@@ -33,19 +41,17 @@ final class Contact: NSManagedObject {
 
 /// The same computed key answered where key-value coding sends keys the entity has no property
 /// for: `value(forUndefinedKey:)` and `setValue(_:forUndefinedKey:)`.
-final class Pseudonym: NSManagedObject {
+final class Pseudonym: NSManagedObject, FirstAndLastNamed {
     @Managed var first: String?
     @Managed var last: String?
 
     override func value(forUndefinedKey key: String) -> Any? {
-        key == "fullName" ? [first, last].compactMap { $0 }.joined(separator: " ") : super.value(forUndefinedKey: key)
+        key == "fullName" ? fullName : super.value(forUndefinedKey: key)
     }
 
     override func setValue(_ value: Any?, forUndefinedKey key: String) {
         guard key == "fullName" else { return super.setValue(value, forUndefinedKey: key) }
-        let parts = (value as? String ?? "").split(separator: " ", maxSplits: 1).map(String.init)
-        first = parts.first
-        last = parts.count > 1 ? parts[1] : nil
+        fullName = value as? String ?? ""
     }
 }
 
@@ -54,15 +60,14 @@ final class Pseudonym: NSManagedObject {
 /// descriptors evaluated in memory.
 struct ComputedKeyTests {
     private static func context() throws -> NSManagedObjectContext {
-        let contact = NSEntityDescription(name: "Contact", className: "Contact", properties: [
-            NSAttributeDescription(name: "first", type: .stringAttributeType),
-            NSAttributeDescription(name: "last", type: .stringAttributeType),
-        ])
+        let named = { (name: String) in
+            NSEntityDescription(name: name, className: name, properties: [
+                NSAttributeDescription(name: "first", type: .stringAttributeType),
+                NSAttributeDescription(name: "last", type: .stringAttributeType),
+            ])
+        }
+        let (contact, pseudonym) = (named("Contact"), named("Pseudonym"))
         contact.properties.append(NSRelationshipDescription(name: "mentor", destination: contact))
-        let pseudonym = NSEntityDescription(name: "Pseudonym", className: "Pseudonym", properties: [
-            NSAttributeDescription(name: "first", type: .stringAttributeType),
-            NSAttributeDescription(name: "last", type: .stringAttributeType),
-        ])
         let model = NSManagedObjectModel()
         model.entities = [contact, pseudonym]
         return TestSupport.context(try TestSupport.coordinator(model).0)

@@ -28,22 +28,7 @@ class SectionIndexReloader: NSObject, NSFetchedResultsControllerDelegate {
     }
 }
 
-class KennelNewerAPITests: XCTestCase {
-
-    var coreDataStack: TestCoreDataStack!
-    var context: NSManagedObjectContext!
-
-    override func setUp() {
-        super.setUp()
-        coreDataStack = TestCoreDataStack()
-        context = coreDataStack.persistentContainer.viewContext
-    }
-
-    override func tearDown() {
-        coreDataStack = nil
-        context = nil
-        super.tearDown()
-    }
+class KennelNewerAPITests: KennelTestCase {
 
     func makeContainer() -> NSPersistentContainer {
         let description = NSPersistentStoreDescription()

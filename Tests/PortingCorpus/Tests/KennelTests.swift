@@ -10,22 +10,7 @@ import CoreData
 import OpenCoreData
 #endif
 
-class KennelTests: XCTestCase {
-
-    var coreDataStack: TestCoreDataStack!
-    var context: NSManagedObjectContext!
-
-    override func setUp() {
-        super.setUp()
-        coreDataStack = TestCoreDataStack()
-        context = coreDataStack.persistentContainer.viewContext
-    }
-
-    override func tearDown() {
-        coreDataStack = nil
-        context = nil
-        super.tearDown()
-    }
+class KennelTests: KennelTestCase {
 
     @discardableResult
     func makeDog(_ name: String, weight: Double, owner: Owner? = nil) -> Dog {
