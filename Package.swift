@@ -9,6 +9,10 @@ import PackageDescription
 let fuzzLibrary = Context.environment["OPENCOREDATA_FUZZ"]
 let fuzzInstrumentation: [SwiftSetting] = fuzzLibrary == nil ? [] : [.unsafeFlags(["-sanitize=fuzzer"])]
 let fuzzerSettings: [SwiftSetting] = fuzzLibrary == nil ? [] : [.unsafeFlags(["-sanitize=fuzzer"]), .define("FUZZING")]
+// .ci/run sets OPENCOREDATA_UNOPTIMIZED_SUITE: its optimized build then compiles the main test
+// suite's own code without optimization, which saves minutes of optimizing a large module that
+// users never run. The code under test, and the porting corpus standing for users' code, stay optimized.
+let unoptimizedSuite: [SwiftSetting] = Context.environment["OPENCOREDATA_UNOPTIMIZED_SUITE"] == nil ? [] : [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 let fuzzerLinking: [LinkerSetting] = fuzzLibrary.map { [.unsafeFlags(["-Xlinker", $0, "-lstdc++"])] } ?? []
 
 let package = Package(
@@ -144,7 +148,8 @@ let package = Package(
             ],
             path: "Tests/OpenCoreDataTests",
             exclude: ["Fixtures/NOTICE.md"],
-            resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")]
+            resources: [.copy("Fixtures"), .copy("Resources/WorldCup.xcdatamodeld")],
+            swiftSettings: unoptimizedSuite
         ),
         // Core Data code as it is written for Apple's platforms, in Swift 5 mode, changed only by
         // the README's porting rules (Tests/PortingCorpus/README.md lists each changed line).
