@@ -6,8 +6,9 @@ import Foundation
 open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// The entity's name.
     public let entityName: String
-    /// The entity, once resolved.
-    public private(set) var entity: NSEntityDescription?
+    /// The entity: the one given, or the named one once the request has run (nil before). Not
+    /// optional in Core Data's declaration, so `request.entity.name` reads as there.
+    public private(set) var entity: NSEntityDescription!
     /// Which objects to update (nil: all).
     public var predicate: NSPredicate?
     /// Whether objects of subentities are updated too.
@@ -68,8 +69,9 @@ open class NSBatchDeleteRequest: NSPersistentStoreRequest, @unchecked Sendable {
 open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// The entity's name.
     public let entityName: String
-    /// The entity, once resolved.
-    public private(set) var entity: NSEntityDescription?
+    /// The entity: the one given, or the named one once the request has run (nil before). Not
+    /// optional in Core Data's declaration, so `request.entity.name` reads as there.
+    public private(set) var entity: NSEntityDescription!
     /// The rows to insert, as property-name dictionaries.
     public var objectsToInsert: [[String: Any]]?
     /// Fills one dictionary per call; returns true when there is nothing more to insert.

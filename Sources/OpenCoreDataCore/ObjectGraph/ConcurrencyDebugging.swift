@@ -36,7 +36,8 @@ enum ConcurrencyDebugging {
 
     /// Whether the caller runs on the main queue or on the main thread.
     static var isOnMainQueue: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+        _ = markMainQueue
+        return Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 
     /// Traps: `what` was used on a thread that is not the context's queue.

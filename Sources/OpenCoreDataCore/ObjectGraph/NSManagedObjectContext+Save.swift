@@ -20,7 +20,7 @@ extension NSManagedObjectContext {
         }
         isSaving = true
         defer { isSaving = false }
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        postContextNotification(.NSManagedObjectContextWillSave)
         // The objects to save as they are now (a willSave may change others): copies of the
         // lists, which share their storage until a list changes (no array of 200,000 retains).
         let (insertedNow, updatedNow, deletedNow) = (inserted, updated, deleted)
@@ -43,13 +43,13 @@ extension NSManagedObjectContext {
     private func postNotificationsOfEmptySave() {
         isSaving = true
         defer { isSaving = false }
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        postContextNotification(.NSManagedObjectContextWillSave)
         let none = Set<NSManagedObject>()
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
+        postContextNotification(.NSManagedObjectContextDidSave, userInfo: [
             NSInsertedObjectsKey: none, NSUpdatedObjectsKey: none, NSDeletedObjectsKey: none,
         ])
         let noIDs = Set<NSManagedObjectID>()
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
+        postContextNotification(Self.didSaveObjectIDsNotification, userInfo: [
             NSInsertedObjectIDsKey: noIDs, NSUpdatedObjectIDsKey: noIDs, NSDeletedObjectIDsKey: noIDs,
         ])
     }
@@ -293,9 +293,9 @@ extension NSManagedObjectContext {
             NSDeletedObjectsKey: savedDeleted,
         ]
         if queryGenerationPin != nil, let token = queryGenerationToken { userInfo[NSManagedObjectContextQueryGenerationKey] = token }
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: userInfo)
+        postContextNotification(.NSManagedObjectContextDidSave, userInfo: userInfo)
         let savedIDs = SavedObjectIDs(inserted: insertedIDs, updated: updatedList.map(\.objectID), deleted: deletedList.map(\.objectID))
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
+        postContextNotification(Self.didSaveObjectIDsNotification, userInfo: [
             NSInsertedObjectIDsKey: insertedIDSet,
             NSUpdatedObjectIDsKey: Set(sparselyFrom: savedIDs.updated),
             NSDeletedObjectIDsKey: Set(sparselyFrom: savedIDs.deleted),

@@ -578,7 +578,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let outerEvent = postedEvent
         postedEvent = PostedEvent(baselines: baselines, startedUnchanged: startedUnchanged, inserted: insertedSet)
         defer { postedEvent = outerEvent }
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
+        postContextNotification(.NSManagedObjectContextObjectsDidChange, userInfo: userInfo)
     }
 
     // MARK: Loading for faults
@@ -646,7 +646,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         clearChangeTracking()
         advanceQueryGeneration()
         persistentStoreCoordinatorRoot?.contextDidForgetObjects(self)
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: true])
+        postContextNotification(.NSManagedObjectContextObjectsDidChange, userInfo: [NSInvalidatedAllObjectsKey: true])
     }
 
     /// Refreshes an object from the store: with `mergeChanges` false it becomes a fault and loses its
@@ -769,8 +769,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             NSRefreshedObjectsKey: refreshed,
             NSDeletedObjectsKey: removed,
         ]
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: userInfo)
-        NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
+        postContextNotification(.NSManagedObjectContextObjectsDidChange, userInfo: userInfo)
+        postContextNotification(Self.didMergeChangesObjectIDsNotification, userInfo: [
             NSInsertedObjectIDsKey: Set(ids.inserted), NSUpdatedObjectIDsKey: Set(ids.updated), NSDeletedObjectIDsKey: Set(ids.deleted),
         ])
     }

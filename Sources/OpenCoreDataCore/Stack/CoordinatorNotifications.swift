@@ -26,6 +26,6 @@ extension NSPersistentStoreCoordinator {
         var userInfo: [AnyHashable: Any] = [:]
         if !added.isEmpty { userInfo[NSAddedPersistentStoresKey] = added }
         if !removed.isEmpty { userInfo[NSRemovedPersistentStoresKey] = removed }
-        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: userInfo)
+        postCoordinatorNotification(.NSPersistentStoreCoordinatorStoresDidChange, userInfo: userInfo)
     }
 }

@@ -111,6 +111,13 @@ open class NSPersistentStore: NSObject {
         try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: try NSPersistentStoreCoordinator.storeType(ofFileAt: url), at: url)
     }
 
+    /// The class of migration manager that migrates stores of this type: `NSMigrationManager`.
+    open class func migrationManagerClass() -> AnyClass { NSMigrationManager.self }
+
+    /// Loads the store's metadata. The built-in stores read theirs when added, so this does
+    /// nothing; an `NSIncrementalStore` subclass overrides it.
+    open func loadMetadata() throws {}
+
     /// The model of a store made without a coordinator until its real one is set.
     private static let placeholderModel = NSManagedObjectModel()
 

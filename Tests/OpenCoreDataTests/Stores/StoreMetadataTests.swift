@@ -32,6 +32,19 @@ import Testing
         #expect(!changed.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 
+    @Test func anAddedStoreLoadsItsMetadataAgainWithoutChangingIt() throws {
+        let (url, model) = try savedStore()
+        let directory = url.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (coordinator, _) = try TestSupport.coordinator(model, url: url)
+        let store = try #require(coordinator.persistentStores.first)
+        let uuid = store.metadata[NSStoreUUIDKey] as? String
+        try store.loadMetadata()
+        #expect(store.metadata[NSStoreUUIDKey] as? String == uuid)
+        #expect(ObjectIdentifier(NSPersistentStore.migrationManagerClass()) == ObjectIdentifier(NSMigrationManager.self))
+        #expect(ObjectIdentifier(type(of: store).migrationManagerClass()) == ObjectIdentifier(NSMigrationManager.self))
+    }
+
     @Test func metadataCanBeReadWhileAnotherCoordinatorWrites() throws {
         let (url, model) = try savedStore()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }

@@ -28,6 +28,11 @@ class SectionIndexReloader: NSObject, NSFetchedResultsControllerDelegate {
     }
 }
 
+/// The names of the dogs each save inserted, as a view model keeps them.
+class SaveLog {
+    var insertedNames: [[String]] = []
+}
+
 class KennelNewerAPITests: KennelTestCase {
 
     func makeContainer() -> NSPersistentContainer {
@@ -156,6 +161,33 @@ class KennelNewerAPITests: KennelTestCase {
             try background.count(for: Dog.fetchRequest())
         }
         XCTAssertEqual(remaining, 0)
+    }
+
+    func testABatchUpdateMergedIntoTheViewContext() throws {
+        let rex = Dog(context: context)
+        rex.name = "Rex"
+        rex.weight = 30
+        try context.save()
+        let request = NSBatchUpdateRequest(entity: Dog.entity())
+        XCTAssertEqual(request.entity.name, "Dog")
+        request.propertiesToUpdate = ["weight": 28.5]
+        request.resultType = .updatedObjectIDsResultType
+        let result = try context.execute(request) as? NSBatchUpdateResult
+        let objectIDs = result?.result as? [NSManagedObjectID] ?? []
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: objectIDs], into: [context])
+        XCTAssertEqual(rex.weight, 28.5)
+    }
+
+    func testObservingSavesThroughNotificationMessages() throws {
+        let log = SaveLog()
+        let token = NotificationCenter.default.addObserver(of: context, for: .didSave) { message in
+            log.insertedNames.append(message.inserted.compactMap { ($0 as? Dog)?.name }.sorted())
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        Dog(context: context).name = "Rex"
+        Dog(context: context).name = "Fido"
+        try context.save()
+        XCTAssertEqual(log.insertedNames, [["Fido", "Rex"]])
     }
 
     func testAnAsynchronousFetchWithoutACompletionBlock() throws {

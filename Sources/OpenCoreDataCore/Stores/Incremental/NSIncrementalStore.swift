@@ -40,7 +40,7 @@ open class NSIncrementalStore: NSPersistentStore {
 
     /// Reads the store's metadata and sets `metadata` (with `NSStoreUUIDKey` and
     /// `NSStoreTypeKey`). Subclasses must override it.
-    open func loadMetadata() throws {
+    override open func loadMetadata() throws {
         throw Self.notOverridden("loadMetadata()")
     }
 

@@ -180,7 +180,7 @@ final class SQLServerChangeListener: @unchecked Sendable {
             userInfo[NSDeletedObjectsKey] = ids.deleted
         }
         if let token { userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(transactionNumbers: [storeID: token]) }
-        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
+        coordinator.postCoordinatorNotification(.NSPersistentStoreRemoteChange, userInfo: userInfo)
     }
 }
 

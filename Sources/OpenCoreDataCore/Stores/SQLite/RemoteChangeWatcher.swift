@@ -92,6 +92,6 @@ final class RemoteChangeWatcher: @unchecked Sendable {
         guard changed else { return }
         var userInfo: [AnyHashable: Any] = [NSStoreUUIDKey: storeID, NSPersistentStoreURLKey: url]
         if let token = observed.token { userInfo[NSPersistentHistoryTokenKey] = token }
-        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
+        coordinator.postCoordinatorNotification(.NSPersistentStoreRemoteChange, userInfo: userInfo)
     }
 }
