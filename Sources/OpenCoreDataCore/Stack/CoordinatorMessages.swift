@@ -142,7 +142,7 @@ extension NSPersistentStoreCoordinator {
         guard !MessageDelivery.foundationBridgesNotifications else { return }
         switch name {
         case .NSPersistentStoreCoordinatorStoresDidChange:
-            MessageDelivery.postOnMainActor(StoresDidChangeMessage.makeMessage, for: notification, subject: self, offMainQueue: .skip)
+            MessageDelivery.postOnMainActor(StoresDidChangeMessage.makeMessage, for: notification, subject: self)
             MessageDelivery.post(StoresDidChangeAsyncMessage.makeMessage, for: notification, subject: self)
         case .NSPersistentStoreRemoteChange:
             MessageDelivery.post(RemoteChangeMessage.makeMessage, for: notification, subject: self)

@@ -6,10 +6,12 @@ import Foundation
 /// Apple's Foundation turns each posted notification into the messages observed under its name,
 /// through the message types' `makeMessage(_:)`. The Foundation of other platforms delivers a
 /// message only when the message itself is posted, so there the framework posts the messages
-/// beside the notification, made by the same `makeMessage(_:)`. A main-actor message is
-/// delivered at once when the notification is posted on the main queue, else on the main queue
-/// afterwards; an asynchronous message is posted at once (Foundation calls its observers
-/// asynchronously).
+/// beside the notification, made by the same `makeMessage(_:)`. A main-actor message is delivered
+/// when the notification is posted on the main queue, at once; one posted elsewhere (a main-queue
+/// context used from another thread, which runs its blocks on the calling thread here) has no
+/// main-actor message: waiting for a main queue that a process may never run would keep the
+/// message's objects alive. An asynchronous message is posted at once (Foundation calls its
+/// observers asynchronously).
 enum MessageDelivery {
     /// Whether this Foundation delivers messages for posted notifications by itself.
     #if canImport(Darwin)
@@ -18,31 +20,15 @@ enum MessageDelivery {
     static let foundationBridgesNotifications = false
     #endif
 
-    /// What to do with a main-actor message whose notification is posted off the main queue.
-    enum OffMainQueue {
-        /// Deliver it on the main queue afterwards (a main-queue context used from another thread).
-        case deliverLater
-        /// Don't deliver it: its asynchronous counterpart stands for such a change.
-        case skip
-    }
-
     /// Posts the main-actor message `make` (a message type's `makeMessage(_:)`) makes of
-    /// `notification`, if it makes one.
-    static func postOnMainActor<Message: NotificationCenter.MainActorMessage>(_ make: @escaping @MainActor (Notification) -> Message?,
-                                                                              for notification: Notification, subject: Message.Subject,
-                                                                              offMainQueue: OffMainQueue = .deliverLater)
+    /// `notification`, if it makes one and the caller is on the main queue.
+    static func postOnMainActor<Message: NotificationCenter.MainActorMessage>(_ make: @MainActor (Notification) -> Message?,
+                                                                              for notification: Notification, subject: Message.Subject)
     where Message.Subject: AnyObject {
-        guard !foundationBridgesNotifications else { return }
-        // The notification and its subject stay on the queue that posts them, or go to the main
-        // queue with nothing else using them.
-        let carried = UncheckedSendable((make, notification, subject))
-        if ConcurrencyDebugging.isOnMainQueue {
-            MainActor.assumeIsolated { deliver(carried.value.0, carried.value.1, carried.value.2) }
-        } else if offMainQueue == .deliverLater {
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated { deliver(carried.value.0, carried.value.1, carried.value.2) }
-            }
-        }
+        guard !foundationBridgesNotifications, ConcurrencyDebugging.isOnMainQueue else { return }
+        // The notification and its subject stay on the queue that posts them.
+        let carried = UncheckedSendable((notification, subject))
+        MainActor.assumeIsolated { deliver(make, carried.value.0, carried.value.1) }
     }
 
     @MainActor

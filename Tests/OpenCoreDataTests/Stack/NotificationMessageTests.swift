@@ -92,6 +92,28 @@ import Testing
         #expect(mainActorSaves.messages.isEmpty, "main-actor messages are for main-queue contexts")
     }
 
+    @Test func aMainQueueContextUsedFromAnotherThreadSendsTheAsynchronousMessagesOnly() async throws {
+        let (model, _, context) = try stack(.mainQueueConcurrencyType)
+        let mainActorSaves = Inbox<NSManagedObjectID>()
+        let asyncSaves = Inbox<Set<NSManagedObjectID>>()
+        let center = NotificationCenter.default
+        let tokens = [
+            await MainActor.run {
+                center.addObserver(of: context, for: .didSave) { message in message.inserted.forEach { mainActorSaves.append($0.objectID) } }
+            },
+            center.addObserver(of: context, for: .didSaveObjectIDsAsync) { message async in asyncSaves.append(message.insertedIDs) },
+        ]
+        defer { tokens.forEach { center.removeObserver($0) } }
+        let id = try context.performAndWait {
+            let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context)
+            team.setValue("Atlantis", forKey: "teamName")
+            try context.save()
+            return team.objectID
+        }
+        #expect(try await eventually { asyncSaves.messages == [[id]] })
+        #expect(mainActorSaves.messages.isEmpty, "off the main queue, nothing is posted for the main actor")
+    }
+
     @Test @MainActor func mergingChangesSendsTheMergeMessages() async throws {
         let (model, coordinator, context) = try stack(.mainQueueConcurrencyType)
         let merges = Inbox<NSManagedObjectContext.DidMergeChangesMessage>()
