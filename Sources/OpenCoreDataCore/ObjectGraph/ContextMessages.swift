@@ -125,30 +125,24 @@ extension NSManagedObjectContext {
         /// The context that saved.
         public let context: NSManagedObjectContext
         /// Object IDs of objects that were inserted during this save.
-        public let insertedIDs: Set<NSManagedObjectID>
+        public var insertedIDs: Set<NSManagedObjectID> { ids.inserted }
         /// Object IDs of objects that were updated during this save.
-        public let updatedIDs: Set<NSManagedObjectID>
+        public var updatedIDs: Set<NSManagedObjectID> { ids.updated }
         /// Object IDs of objects that were deleted during this save.
-        public let deletedIDs: Set<NSManagedObjectID>
+        public var deletedIDs: Set<NSManagedObjectID> { ids.deleted }
         /// Object IDs of objects that were refreshed during this save.
-        public let refreshedIDs: Set<NSManagedObjectID>
+        public var refreshedIDs: Set<NSManagedObjectID> { ids.refreshed }
         /// Object IDs of objects that were invalidated during this save.
-        public let invalidatedIDs: Set<NSManagedObjectID>
+        public var invalidatedIDs: Set<NSManagedObjectID> { ids.invalidated }
         /// The persistent history token after the save, when the notification carries one.
-        public let historyToken: NSPersistentHistoryToken?
+        public var historyToken: NSPersistentHistoryToken? { ids.historyToken }
         /// The query generation token after the save, for a context pinned to a generation.
-        public let queryGeneration: NSQueryGenerationToken?
+        public var queryGeneration: NSQueryGenerationToken? { ids.queryGeneration }
+        let ids: ChangedObjectIDs
 
         init(context: NSManagedObjectContext, _ ids: ChangedObjectIDs) {
             self.context = context
-            (insertedIDs, updatedIDs, deletedIDs) = (ids.inserted, ids.updated, ids.deleted)
-            (refreshedIDs, invalidatedIDs) = (ids.refreshed, ids.invalidated)
-            (historyToken, queryGeneration) = (ids.historyToken, ids.queryGeneration)
-        }
-
-        var ids: ChangedObjectIDs {
-            ChangedObjectIDs(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs, refreshed: refreshedIDs,
-                             invalidated: invalidatedIDs, historyToken: historyToken, queryGeneration: queryGeneration)
+            self.ids = ids
         }
 
         /// The message of a posted `NSManagedObjectContextDidSaveObjectIDs`; nil for another notification.
@@ -172,30 +166,24 @@ extension NSManagedObjectContext {
         /// The context that saved.
         public let context: NSManagedObjectContext
         /// Object IDs of objects that were inserted during this save.
-        public let insertedIDs: Set<NSManagedObjectID>
+        public var insertedIDs: Set<NSManagedObjectID> { ids.inserted }
         /// Object IDs of objects that were updated during this save.
-        public let updatedIDs: Set<NSManagedObjectID>
+        public var updatedIDs: Set<NSManagedObjectID> { ids.updated }
         /// Object IDs of objects that were deleted during this save.
-        public let deletedIDs: Set<NSManagedObjectID>
+        public var deletedIDs: Set<NSManagedObjectID> { ids.deleted }
         /// Object IDs of objects that were refreshed during this save.
-        public let refreshedIDs: Set<NSManagedObjectID>
+        public var refreshedIDs: Set<NSManagedObjectID> { ids.refreshed }
         /// Object IDs of objects that were invalidated during this save.
-        public let invalidatedIDs: Set<NSManagedObjectID>
+        public var invalidatedIDs: Set<NSManagedObjectID> { ids.invalidated }
         /// The persistent history token after the save, when the notification carries one.
-        public let historyToken: NSPersistentHistoryToken?
+        public var historyToken: NSPersistentHistoryToken? { ids.historyToken }
         /// The query generation token after the save, for a context pinned to a generation.
-        public let queryGeneration: NSQueryGenerationToken?
+        public var queryGeneration: NSQueryGenerationToken? { ids.queryGeneration }
+        let ids: ChangedObjectIDs
 
         init(context: NSManagedObjectContext, _ ids: ChangedObjectIDs) {
             self.context = context
-            (insertedIDs, updatedIDs, deletedIDs) = (ids.inserted, ids.updated, ids.deleted)
-            (refreshedIDs, invalidatedIDs) = (ids.refreshed, ids.invalidated)
-            (historyToken, queryGeneration) = (ids.historyToken, ids.queryGeneration)
-        }
-
-        var ids: ChangedObjectIDs {
-            ChangedObjectIDs(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs, refreshed: refreshedIDs,
-                             invalidated: invalidatedIDs, historyToken: historyToken, queryGeneration: queryGeneration)
+            self.ids = ids
         }
 
         /// The message of a posted `NSManagedObjectContextDidSaveObjectIDs`; nil for another notification.
@@ -219,30 +207,24 @@ extension NSManagedObjectContext {
         /// The context that merged the changes.
         public let context: NSManagedObjectContext
         /// Object IDs of objects that were inserted during the merge.
-        public let insertedIDs: Set<NSManagedObjectID>
+        public var insertedIDs: Set<NSManagedObjectID> { ids.inserted }
         /// Object IDs of objects that were updated during the merge.
-        public let updatedIDs: Set<NSManagedObjectID>
+        public var updatedIDs: Set<NSManagedObjectID> { ids.updated }
         /// Object IDs of objects that were deleted during the merge.
-        public let deletedIDs: Set<NSManagedObjectID>
+        public var deletedIDs: Set<NSManagedObjectID> { ids.deleted }
         /// Object IDs of objects that were refreshed during the merge.
-        public let refreshedIDs: Set<NSManagedObjectID>
+        public var refreshedIDs: Set<NSManagedObjectID> { ids.refreshed }
         /// Object IDs of objects that were invalidated during the merge.
-        public let invalidatedIDs: Set<NSManagedObjectID>
+        public var invalidatedIDs: Set<NSManagedObjectID> { ids.invalidated }
         /// The persistent history token after the merge, when the notification carries one.
-        public let historyToken: NSPersistentHistoryToken?
+        public var historyToken: NSPersistentHistoryToken? { ids.historyToken }
         /// The query generation token after the merge, when the notification carries one.
-        public let queryGeneration: NSQueryGenerationToken?
+        public var queryGeneration: NSQueryGenerationToken? { ids.queryGeneration }
+        let ids: ChangedObjectIDs
 
         init(context: NSManagedObjectContext, _ ids: ChangedObjectIDs) {
             self.context = context
-            (insertedIDs, updatedIDs, deletedIDs) = (ids.inserted, ids.updated, ids.deleted)
-            (refreshedIDs, invalidatedIDs) = (ids.refreshed, ids.invalidated)
-            (historyToken, queryGeneration) = (ids.historyToken, ids.queryGeneration)
-        }
-
-        var ids: ChangedObjectIDs {
-            ChangedObjectIDs(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs, refreshed: refreshedIDs,
-                             invalidated: invalidatedIDs, historyToken: historyToken, queryGeneration: queryGeneration)
+            self.ids = ids
         }
 
         /// The message of a posted `NSManagedObjectContextDidMergeChangesObjectIDs`; nil for another notification.
@@ -266,30 +248,24 @@ extension NSManagedObjectContext {
         /// The context that merged the changes.
         public let context: NSManagedObjectContext
         /// Object IDs of objects that were inserted during the merge.
-        public let insertedIDs: Set<NSManagedObjectID>
+        public var insertedIDs: Set<NSManagedObjectID> { ids.inserted }
         /// Object IDs of objects that were updated during the merge.
-        public let updatedIDs: Set<NSManagedObjectID>
+        public var updatedIDs: Set<NSManagedObjectID> { ids.updated }
         /// Object IDs of objects that were deleted during the merge.
-        public let deletedIDs: Set<NSManagedObjectID>
+        public var deletedIDs: Set<NSManagedObjectID> { ids.deleted }
         /// Object IDs of objects that were refreshed during the merge.
-        public let refreshedIDs: Set<NSManagedObjectID>
+        public var refreshedIDs: Set<NSManagedObjectID> { ids.refreshed }
         /// Object IDs of objects that were invalidated during the merge.
-        public let invalidatedIDs: Set<NSManagedObjectID>
+        public var invalidatedIDs: Set<NSManagedObjectID> { ids.invalidated }
         /// The persistent history token after the merge, when the notification carries one.
-        public let historyToken: NSPersistentHistoryToken?
+        public var historyToken: NSPersistentHistoryToken? { ids.historyToken }
         /// The query generation token after the merge, when the notification carries one.
-        public let queryGeneration: NSQueryGenerationToken?
+        public var queryGeneration: NSQueryGenerationToken? { ids.queryGeneration }
+        let ids: ChangedObjectIDs
 
         init(context: NSManagedObjectContext, _ ids: ChangedObjectIDs) {
             self.context = context
-            (insertedIDs, updatedIDs, deletedIDs) = (ids.inserted, ids.updated, ids.deleted)
-            (refreshedIDs, invalidatedIDs) = (ids.refreshed, ids.invalidated)
-            (historyToken, queryGeneration) = (ids.historyToken, ids.queryGeneration)
-        }
-
-        var ids: ChangedObjectIDs {
-            ChangedObjectIDs(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs, refreshed: refreshedIDs,
-                             invalidated: invalidatedIDs, historyToken: historyToken, queryGeneration: queryGeneration)
+            self.ids = ids
         }
 
         /// The message of a posted `NSManagedObjectContextDidMergeChangesObjectIDs`; nil for another notification.
@@ -346,21 +322,18 @@ struct ChangedObjectIDs: Sendable {
     var historyToken: NSPersistentHistoryToken?
     var queryGeneration: NSQueryGenerationToken?
 
-    init(inserted: Set<NSManagedObjectID>, updated: Set<NSManagedObjectID>, deleted: Set<NSManagedObjectID>, refreshed: Set<NSManagedObjectID>,
-         invalidated: Set<NSManagedObjectID>, historyToken: NSPersistentHistoryToken?, queryGeneration: NSQueryGenerationToken?) {
-        (self.inserted, self.updated, self.deleted, self.refreshed, self.invalidated) = (inserted, updated, deleted, refreshed, invalidated)
-        (self.historyToken, self.queryGeneration) = (historyToken, queryGeneration)
-    }
-
     init(_ userInfo: [AnyHashable: Any]) {
         func ids(_ key: String) -> Set<NSManagedObjectID> {
             if let set = userInfo[key] as? Set<NSManagedObjectID> { return set }
             return Set(userInfo[key] as? [NSManagedObjectID] ?? [])
         }
-        self.init(inserted: ids(NSInsertedObjectIDsKey), updated: ids(NSUpdatedObjectIDsKey), deleted: ids(NSDeletedObjectIDsKey),
-                  refreshed: ids(NSRefreshedObjectIDsKey), invalidated: ids(NSInvalidatedObjectIDsKey),
-                  historyToken: userInfo[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken,
-                  queryGeneration: userInfo[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken)
+        inserted = ids(NSInsertedObjectIDsKey)
+        updated = ids(NSUpdatedObjectIDsKey)
+        deleted = ids(NSDeletedObjectIDsKey)
+        refreshed = ids(NSRefreshedObjectIDsKey)
+        invalidated = ids(NSInvalidatedObjectIDsKey)
+        historyToken = userInfo[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken
+        queryGeneration = userInfo[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken
     }
 
     /// The userInfo of a notification carrying these IDs and tokens.
@@ -414,25 +387,24 @@ extension NSManagedObjectContext {
     /// `MessageDelivery`): the main-actor ones for a main-queue context, the asynchronous ones
     /// for any context.
     func postContextNotification(_ name: Notification.Name, userInfo: [AnyHashable: Any]? = nil) {
-        let notification = Notification(name: name, object: self, userInfo: userInfo)
-        NotificationCenter.default.post(notification)
-        guard !MessageDelivery.foundationBridgesNotifications else { return }
-        let onMainQueue = concurrencyType == .mainQueueConcurrencyType
-        switch name {
-        case .NSManagedObjectContextObjectsDidChange:
-            if onMainQueue { MessageDelivery.postOnMainActor(ObjectsDidChangeMessage.makeMessage, for: notification, subject: self) }
-        case .NSManagedObjectContextWillSave:
-            if onMainQueue { MessageDelivery.postOnMainActor(WillSaveMessage.makeMessage, for: notification, subject: self) }
-        case .NSManagedObjectContextDidSave:
-            if onMainQueue { MessageDelivery.postOnMainActor(DidSaveMessage.makeMessage, for: notification, subject: self) }
-        case .NSManagedObjectContextDidSaveObjectIDs:
-            if onMainQueue { MessageDelivery.postOnMainActor(DidSaveObjectIDsMessage.makeMessage, for: notification, subject: self) }
-            MessageDelivery.post(DidSaveObjectIDsAsyncMessage.makeMessage, for: notification, subject: self)
-        case .NSManagedObjectContextDidMergeChangesObjectIDs:
-            if onMainQueue { MessageDelivery.postOnMainActor(DidMergeChangesMessage.makeMessage, for: notification, subject: self) }
-            MessageDelivery.post(DidMergeChangesAsyncMessage.makeMessage, for: notification, subject: self)
-        default:
-            break
+        MessageDelivery.post(name, object: self, userInfo: userInfo) { notification in
+            let onMainQueue = concurrencyType == .mainQueueConcurrencyType
+            switch name {
+            case .NSManagedObjectContextObjectsDidChange:
+                if onMainQueue { MessageDelivery.postOnMainActor(ObjectsDidChangeMessage.makeMessage, for: notification, subject: self) }
+            case .NSManagedObjectContextWillSave:
+                if onMainQueue { MessageDelivery.postOnMainActor(WillSaveMessage.makeMessage, for: notification, subject: self) }
+            case .NSManagedObjectContextDidSave:
+                if onMainQueue { MessageDelivery.postOnMainActor(DidSaveMessage.makeMessage, for: notification, subject: self) }
+            case .NSManagedObjectContextDidSaveObjectIDs:
+                if onMainQueue { MessageDelivery.postOnMainActor(DidSaveObjectIDsMessage.makeMessage, for: notification, subject: self) }
+                MessageDelivery.post(DidSaveObjectIDsAsyncMessage.makeMessage, for: notification, subject: self)
+            case .NSManagedObjectContextDidMergeChangesObjectIDs:
+                if onMainQueue { MessageDelivery.postOnMainActor(DidMergeChangesMessage.makeMessage, for: notification, subject: self) }
+                MessageDelivery.post(DidMergeChangesAsyncMessage.makeMessage, for: notification, subject: self)
+            default:
+                break
+            }
         }
     }
 }

@@ -137,17 +137,16 @@ extension NSPersistentStoreCoordinator {
     /// Posts one of the coordinator's notifications, and the messages that stand for it (see
     /// `MessageDelivery`): the main-actor one only when posted on the main queue.
     func postCoordinatorNotification(_ name: Notification.Name, userInfo: [AnyHashable: Any]? = nil) {
-        let notification = Notification(name: name, object: self, userInfo: userInfo)
-        NotificationCenter.default.post(notification)
-        guard !MessageDelivery.foundationBridgesNotifications else { return }
-        switch name {
-        case .NSPersistentStoreCoordinatorStoresDidChange:
-            MessageDelivery.postOnMainActor(StoresDidChangeMessage.makeMessage, for: notification, subject: self)
-            MessageDelivery.post(StoresDidChangeAsyncMessage.makeMessage, for: notification, subject: self)
-        case .NSPersistentStoreRemoteChange:
-            MessageDelivery.post(RemoteChangeMessage.makeMessage, for: notification, subject: self)
-        default:
-            break
+        MessageDelivery.post(name, object: self, userInfo: userInfo) { notification in
+            switch name {
+            case .NSPersistentStoreCoordinatorStoresDidChange:
+                MessageDelivery.postOnMainActor(StoresDidChangeMessage.makeMessage, for: notification, subject: self)
+                MessageDelivery.post(StoresDidChangeAsyncMessage.makeMessage, for: notification, subject: self)
+            case .NSPersistentStoreRemoteChange:
+                MessageDelivery.post(RemoteChangeMessage.makeMessage, for: notification, subject: self)
+            default:
+                break
+            }
         }
     }
 }

@@ -20,12 +20,20 @@ enum MessageDelivery {
     static let foundationBridgesNotifications = false
     #endif
 
+    /// Posts a notification and, where Foundation doesn't make messages of it, hands it to
+    /// `postMessages` to post those that stand for it.
+    static func post(_ name: Notification.Name, object: AnyObject, userInfo: [AnyHashable: Any]?, postMessages: (Notification) -> Void) {
+        let notification = Notification(name: name, object: object, userInfo: userInfo)
+        NotificationCenter.default.post(notification)
+        if !foundationBridgesNotifications { postMessages(notification) }
+    }
+
     /// Posts the main-actor message `make` (a message type's `makeMessage(_:)`) makes of
     /// `notification`, if it makes one and the caller is on the main queue.
     static func postOnMainActor<Message: NotificationCenter.MainActorMessage>(_ make: @MainActor (Notification) -> Message?,
                                                                               for notification: Notification, subject: Message.Subject)
     where Message.Subject: AnyObject {
-        guard !foundationBridgesNotifications, ConcurrencyDebugging.isOnMainQueue else { return }
+        guard ConcurrencyDebugging.isOnMainQueue else { return }
         // The notification and its subject stay on the queue that posts them.
         let carried = UncheckedSendable((notification, subject))
         MainActor.assumeIsolated { deliver(make, carried.value.0, carried.value.1) }
@@ -42,7 +50,7 @@ enum MessageDelivery {
     /// `notification`, if it makes one.
     static func post<Message: NotificationCenter.AsyncMessage>(_ make: (Notification) -> Message?, for notification: Notification,
                                                                subject: Message.Subject) where Message.Subject: AnyObject {
-        guard !foundationBridgesNotifications, let message = make(notification) else { return }
+        guard let message = make(notification) else { return }
         NotificationCenter.default.post(message, subject: subject)
     }
 }

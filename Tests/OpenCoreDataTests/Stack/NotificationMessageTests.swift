@@ -20,6 +20,16 @@ import Testing
         return (model, coordinator, TestSupport.context(coordinator, concurrencyType: type))
     }
 
+    /// Inserts a team and saves it in the context's own block; the team's ID.
+    private func saveTeam(in context: NSManagedObjectContext, _ model: NSManagedObjectModel) throws -> NSManagedObjectID {
+        try context.performAndWait {
+            let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context)
+            team.setValue("Atlantis", forKey: "teamName")
+            try context.save()
+            return team.objectID
+        }
+    }
+
     @Test @MainActor func aMainQueueContextSendsItsMessagesWithItsNotifications() async throws {
         let (model, _, context) = try stack(.mainQueueConcurrencyType)
         let changes = Inbox<NSManagedObjectContext.ObjectsDidChangeMessage>()
@@ -80,12 +90,7 @@ import Testing
             },
         ]
         defer { tokens.forEach { center.removeObserver($0) } }
-        let id = try context.performAndWait {
-            let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context)
-            team.setValue("Atlantis", forKey: "teamName")
-            try context.save()
-            return team.objectID
-        }
+        let id = try saveTeam(in: context, model)
         #expect(try await eventually { savedIDs.messages.count == 1 })
         #expect(savedIDs.messages.first?.insertedIDs == [id])
         #expect(savedIDs.messages.first?.context === context)
@@ -104,12 +109,7 @@ import Testing
             center.addObserver(of: context, for: .didSaveObjectIDsAsync) { message async in asyncSaves.append(message.insertedIDs) },
         ]
         defer { tokens.forEach { center.removeObserver($0) } }
-        let id = try context.performAndWait {
-            let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: context)
-            team.setValue("Atlantis", forKey: "teamName")
-            try context.save()
-            return team.objectID
-        }
+        let id = try saveTeam(in: context, model)
         #expect(try await eventually { asyncSaves.messages == [[id]] })
         #expect(mainActorSaves.messages.isEmpty, "off the main queue, nothing is posted for the main actor")
     }
@@ -128,12 +128,7 @@ import Testing
         let saved = Inbox<Notification>()
         let observer = center.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { saved.append($0) }
         defer { center.removeObserver(observer) }
-        let id = try other.performAndWait {
-            let team = NSManagedObject(entity: model.entitiesByName["Team"]!, insertInto: other)
-            team.setValue("Atlantis", forKey: "teamName")
-            try other.save()
-            return team.objectID
-        }
+        let id = try saveTeam(in: other, model)
         context.mergeChanges(fromContextDidSave: try #require(saved.messages.first))
         #expect(merges.messages.count == 1)
         #expect(merges.messages.first?.insertedIDs == [id])
