@@ -305,8 +305,12 @@ struct SavedChanges {
 /// controller places the changes and calls the delegate, inside that call. Only the
 /// notification's sets of changed objects are the context's own work there. The whole save is
 /// timed from the same start to the end of `save()`.
-func matrixChanges(_ url: URL, _ cell: MatrixCell, changes: Int, rows: Int, singleSaves: Int = 5) throws -> (one: SavedChanges, first: SavedChanges, many: SavedChanges) {
-    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+///
+/// `concurrencyType` `.mainQueueConcurrencyType` is an app's view context used on the main thread,
+/// which also posts the main-actor notification messages (`ObjectsDidChangeMessage`, …).
+func matrixChanges(_ url: URL, _ cell: MatrixCell, changes: Int, rows: Int, singleSaves: Int = 5,
+                   concurrencyType: NSManagedObjectContextConcurrencyType = .privateQueueConcurrencyType) throws -> (one: SavedChanges, first: SavedChanges, many: SavedChanges) {
+    let context = NSManagedObjectContext(concurrencyType: concurrencyType)
     context.persistentStoreCoordinator = try openMatrixStore(url)
     return try context.performAndWait {
         let controller = NSFetchedResultsController(fetchRequest: cell.request(), managedObjectContext: context,
@@ -357,13 +361,15 @@ func runMatrixChild(mode: String, rows: Int, directory: URL, output: String) thr
     case "floor": checksum = try matrixRaw(store, cell.floor)
     case "fetch": checksum = try matrixPerformFetch(store, cell, cacheName: nil)
     case "warm", "cached": checksum = try matrixPerformFetch(store, cell, cacheName: cacheName)
-    // One saved change, then 10,000 in one save: "share delivered whole-save one-change-median one-change-first".
-    case "changes":
+    // One saved change, then 10,000 in one save: "share delivered whole-save one-change-median one-change-first";
+    // "viewchanges" through a main-queue context on the main thread.
+    case "changes", "viewchanges":
         let copy = directory.appendingPathComponent("\(mode).sqlite")
         removeStore(copy)
         try FileManager.default.copyItem(at: store, to: copy)
         defer { removeStore(copy) }
-        let (one, first, many) = try matrixChanges(copy, cell, changes: 10_000, rows: rows)
+        let (one, first, many) = try matrixChanges(copy, cell, changes: 10_000, rows: rows,
+                                                   concurrencyType: operation == "viewchanges" ? .mainQueueConcurrencyType : .privateQueueConcurrencyType)
         try "\(many.added) \(many.delivered) \(many.total) \(one.added) \(first.added)".write(toFile: output, atomically: true, encoding: .utf8)
         return
     default: throw NSError(domain: "bench", code: 3)
@@ -440,6 +446,31 @@ enum MatrixVerdict {
             }
         }
     }
+    try compareViewContextChanges(rows: rows, directory: directory, sections: sections, sorts: sorts)
     let cells = sections.count * sorts.count * 2
     say("\n\(cells - missed - floorBound) of \(cells) cells meet every target, \(floorBound) more are above a target only where the floor is too, \(missed) miss one (\(String(format: "%.1f", (now() - began) / 60)) minutes)\n")
+}
+
+/// Saved changes through an app's view context (main queue, used on the main thread) beside the
+/// same changes through a private-queue context, for the first and last shapes of the matrix run:
+/// what the main-actor notification messages and the main-queue checks add.
+@MainActor func compareViewContextChanges(rows: Int, directory: URL, sections: [MatrixCell.Section], sorts: [MatrixCell.Sort]) throws {
+    guard let firstSection = sections.first, let lastSection = sections.last, let firstSort = sorts.first, let lastSort = sorts.last else { return }
+    say("\nsaved changes through a main-queue (view) context against a private-queue one, no predicate:")
+    say("  sections             sort                     context  1 change ms (first)  10k changes ms (save)")
+    var shapes = [(firstSection, firstSort)]
+    if lastSection != firstSection || lastSort != firstSort { shapes.append((lastSection, lastSort)) }
+    for (section, sort) in shapes {
+        let cell = MatrixCell(section: section, sort: sort, filtered: false)
+        for (label, operation) in [("private", "changes"), ("main", "viewchanges")] {
+            let changes = try measure(cell.mode(operation), rows: rows, directory: directory)
+            let one = changes.extras.count > 1 ? changes.extras[1] : .nan
+            let first = changes.extras.count > 2 ? changes.extras[2] : .nan
+            say("  " + section.label.padding(toLength: 20, withPad: " ", startingAt: 0) + " "
+                + sort.label.padding(toLength: 24, withPad: " ", startingAt: 0) + " "
+                + label.padding(toLength: 8, withPad: " ", startingAt: 0) + " "
+                + String(format: "%.2f (%.2f)", one * 1000, first * 1000).padding(toLength: 20, withPad: " ", startingAt: 0) + " "
+                + String(format: "%.1f (%.1f)", changes.seconds * 1000, (changes.extras.first ?? .nan) * 1000))
+        }
+    }
 }

@@ -47,6 +47,25 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     public var indexes: [NSFetchIndexDescription] = [] {
         didSet { for index in indexes { index.entity = self } }
     }
+    /// The entity's indexes as arrays of their properties: the form before `indexes`.
+    ///
+    /// Reading gives each index's properties (an element whose property isn't resolved yet
+    /// gives its name). Setting replaces `indexes` with one ascending binary index per array,
+    /// named `compoundIndex1`, `compoundIndex2`, …; each array holds property descriptions or
+    /// property names.
+    @available(*, deprecated, renamed: "indexes")
+    public var compoundIndexes: [[Any]] {
+        get { indexes.map { index in index.elements.map { element -> Any in element.property ?? element.propertyName ?? "" } } }
+        set {
+            indexes = newValue.enumerated().map { number, properties in
+                NSFetchIndexDescription(name: "compoundIndex\(number + 1)", elements: properties.compactMap { property in
+                    if let property = property as? NSPropertyDescription { return NSFetchIndexElementDescription(property: property, collationType: .binary) }
+                    if let name = property as? String { return NSFetchIndexElementDescription(propertyName: name, ascending: true, collationType: .binary) }
+                    return nil
+                })
+            }
+        }
+    }
     /// The superentity's name while a model file is being loaded.
     var superentityName: String?
 

@@ -468,8 +468,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     open func value(forKey key: String) -> Any? {
         guard let slot = entity.fastSlot(forKey: key) else {
             if key == "self" || key == "SELF" { return self }
-            if key == "objectID" { return objectID }
-            return value(forUndefinedKey: key)
+            return ownPropertyValue(forKey: key) ?? value(forUndefinedKey: key)
         }
         fireFaultIfNeeded()
         switch entity.slotKinds[slot] {
@@ -479,6 +478,25 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
         default: break
         }
         return currentValue(of: entity.frozenProperties[slot])
+    }
+
+    /// The value of one of `NSManagedObject`'s own properties that key-value coding reaches by
+    /// name, as Objective-C's does for Core Data (`objectID`, `managedObjectContext`, `entity`,
+    /// `isInserted`, …); nil for any other key.
+    private final func ownPropertyValue(forKey key: String) -> Any? {
+        switch key {
+        case "objectID": objectID
+        case "managedObjectContext": managedObjectContext
+        case "entity": entity
+        case "isInserted", "inserted": isInserted
+        case "isUpdated", "updated": isUpdated
+        case "isDeleted", "deleted": isDeleted
+        case "isFault", "fault": isFault
+        case "hasChanges": hasChanges
+        case "hasPersistentChangedValues": hasPersistentChangedValues
+        case "faultingState": faultingState
+        default: nil
+        }
     }
 
     /// A fetched property's objects: its fetch request run with `$FETCH_SOURCE` standing for this

@@ -132,7 +132,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable, ParentSt
     public func addPersistentStore(with description: NSPersistentStoreDescription, completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         let add = { [self] in
             do {
-                try addPersistentStore(ofType: description.type, configurationName: description.configuration, at: description.url, options: description.options)
+                try addPersistentStore(ofType: description.type, configurationName: description.configuration, at: description.url, options: description.storedOptions)
                 block(description, nil)
             } catch {
                 block(description, error)

@@ -9,44 +9,50 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     public var configuration: String?
     /// The store's file.
     public var url: URL?
-    /// The options passed to the coordinator.
-    public private(set) var options: [String: Any] = [:]
+    /// The options passed to the coordinator, as Core Data types them: each value an object
+    /// (a Swift `Bool`, number, string or collection set through `setOption` appears as its
+    /// Foundation class, `NSNumber`, `NSString`, …).
+    public var options: [String: NSObject] { Self.objects(of: storedOptions) }
+    /// The options as set, handed to the coordinator: a value that is no `NSObject` (a Swift class
+    /// instance) is kept here though `options` can't show it.
+    private(set) var storedOptions: [String: Any] = [:]
     /// Whether the store is opened read-only.
     public var isReadOnly: Bool {
-        get { (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false }
-        set { options[NSReadOnlyPersistentStoreOption] = newValue }
+        get { (storedOptions[NSReadOnlyPersistentStoreOption] as? Bool) ?? false }
+        set { storedOptions[NSReadOnlyPersistentStoreOption] = newValue }
     }
     /// Seconds a SQLite store waits for another connection's lock on its file
     /// (`NSPersistentStoreTimeoutOption`; 10 unless set).
     public var timeout: TimeInterval {
-        get { StoreOptions.seconds(options[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout }
-        set { options[NSPersistentStoreTimeoutOption] = newValue }
+        get { StoreOptions.seconds(storedOptions[NSPersistentStoreTimeoutOption]) ?? StoreOptions.defaultLockTimeout }
+        set { storedOptions[NSPersistentStoreTimeoutOption] = newValue }
     }
     /// The CloudKit container an `NSPersistentCloudKitContainer` would mirror the store to on
     /// Apple's platforms. Linux has no CloudKit: the store stays local, and the container checks
     /// the model against CloudKit's rules when it loads the store.
     public var cloudKitContainerOptions: NSPersistentCloudKitContainerOptions?
-    /// SQLite pragmas.
-    public private(set) var sqlitePragmas: [String: Any] = [:]
+    /// SQLite pragmas, set through `setValue(_:forPragmaNamed:)`.
+    public var sqlitePragmas: [String: NSObject] { Self.objects(of: storedPragmas) }
+    private var storedPragmas: [String: Any] = [:]
     /// Whether the store is added on a background queue, its completion handler called there once
     /// it is added (or failed); by default it is added on the calling thread before
     /// `loadPersistentStores` returns.
     public var shouldAddStoreAsynchronously: Bool = false
     /// Whether an out-of-date store is migrated automatically.
     public var shouldMigrateStoreAutomatically: Bool {
-        get { (options[NSMigratePersistentStoresAutomaticallyOption] as? Bool) ?? true }
-        set { options[NSMigratePersistentStoresAutomaticallyOption] = newValue }
+        get { (storedOptions[NSMigratePersistentStoresAutomaticallyOption] as? Bool) ?? true }
+        set { storedOptions[NSMigratePersistentStoresAutomaticallyOption] = newValue }
     }
     /// Whether the mapping model is inferred for automatic migration.
     public var shouldInferMappingModelAutomatically: Bool {
-        get { (options[NSInferMappingModelAutomaticallyOption] as? Bool) ?? true }
-        set { options[NSInferMappingModelAutomaticallyOption] = newValue }
+        get { (storedOptions[NSInferMappingModelAutomaticallyOption] as? Bool) ?? true }
+        set { storedOptions[NSInferMappingModelAutomaticallyOption] = newValue }
     }
 
     /// Creates a description with no URL.
     public override init() {
-        options[NSMigratePersistentStoresAutomaticallyOption] = true
-        options[NSInferMappingModelAutomaticallyOption] = true
+        storedOptions[NSMigratePersistentStoresAutomaticallyOption] = true
+        storedOptions[NSInferMappingModelAutomaticallyOption] = true
     }
 
     /// Creates a description for a file.
@@ -57,18 +63,24 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
 
     /// Sets an option.
     public func setOption(_ option: NSObject?, forKey key: String) {
-        options[key] = option
+        storedOptions[key] = option
     }
 
     /// Sets an option to any value (Swift values need no boxing here).
     public func setOption(_ option: Any?, forKey key: String) {
-        options[key] = option
+        storedOptions[key] = option
     }
 
     /// Sets a SQLite pragma.
     public func setValue(_ value: Any?, forPragmaNamed name: String) {
-        sqlitePragmas[name] = value
-        options[NSSQLitePragmasOption] = sqlitePragmas
+        storedPragmas[name] = value
+        storedOptions[NSSQLitePragmasOption] = storedPragmas
+    }
+
+    /// `values` with each value as the object Foundation bridges it to; values that bridge to no
+    /// `NSObject` are left out.
+    private static func objects(of values: [String: Any]) -> [String: NSObject] {
+        values.compactMapValues { $0 as AnyObject as? NSObject }
     }
 
     open override var description: String {

@@ -125,4 +125,27 @@ struct ComputedKeyTests {
         request.sortDescriptors = [NSSortDescriptor(key: "first", ascending: true)]
         #expect(try context.fetch(request).map { $0.value(forKey: "fullName") as? String } == ["George Sand", "Mark Twain"])
     }
+
+    /// NSManagedObject's own properties answer by name, as Objective-C's key-value coding answers
+    /// them on Apple's platforms: in key paths, predicates and sort descriptors.
+    @Test func theObjectsOwnPropertiesAnswerByName() throws {
+        let context = try Self.context()
+        let ada = Contact(context: context)
+        ada.fullName = "Ada Lovelace"
+        let grace = Contact(context: context)
+        grace.mentor = ada
+        try context.save()
+        grace.first = "Grace"
+        #expect(ada.value(forKey: "managedObjectContext") as? NSManagedObjectContext === context)
+        #expect(ada.value(forKey: "entity") as? NSEntityDescription === ada.entity)
+        #expect(ada.value(forKey: "objectID") as? NSManagedObjectID == ada.objectID)
+        #expect(grace.value(forKeyPath: "mentor.objectID") as? NSManagedObjectID == ada.objectID)
+        #expect(grace.value(forKey: "hasChanges") as? Bool == true && ada.value(forKey: "hasChanges") as? Bool == false)
+        #expect(grace.value(forKey: "isUpdated") as? Bool == true)
+        #expect(grace.value(forKey: "isInserted") as? Bool == false && grace.value(forKey: "isDeleted") as? Bool == false)
+        #expect(NSPredicate(format: "hasChanges == YES").evaluate(with: grace))
+        #expect(NSPredicate(format: "mentor.objectID == %@", ada.objectID).evaluate(with: grace))
+        context.delete(ada)
+        #expect(NSPredicate(format: "isDeleted == YES").evaluate(with: ada))
+    }
 }

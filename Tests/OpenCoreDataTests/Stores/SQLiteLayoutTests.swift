@@ -214,4 +214,36 @@ import Testing
         #expect(rows == 1)
         #expect(maximum == 1)
     }
+
+    /// `compoundIndexes`, the form of indexes before `NSFetchIndexDescription`, still makes
+    /// indexes: each array of properties or names becomes an index of the store's table, and
+    /// reads back as the index's properties.
+    @Test func compoundIndexesBecomeIndexesOfTheTable() throws {
+        let model = TestSupport.makeCompanyModel()
+        let employee = try #require(model.entitiesByName["Employee"])
+        let salary = try #require(employee.propertiesByName["salary"])
+        let indexed: any CompoundIndexed = employee
+        indexed.compoundIndexes = [["name", salary], ["hired"]]
+        #expect(employee.indexes.map(\.name) == ["compoundIndex1", "compoundIndex2"])
+        #expect(indexed.compoundIndexes.count == 2)
+        #expect(indexed.compoundIndexes[0].last as? NSPropertyDescription === salary)
+
+        let (coordinator, url) = try TestSupport.coordinator(model)
+        #expect(indexed.compoundIndexes[0].compactMap { ($0 as? NSPropertyDescription)?.name } == ["name", "salary"],
+                "names resolve to the entity's properties once the model is in use")
+        try coordinator.remove(coordinator.persistentStores[0])
+        let indexes = try DatabaseQueue(path: try #require(url).path).read { db in
+            try [String: String](uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").map { ($0["name"], $0["sql"]) })
+        }
+        #expect(indexes["Z_Employee_compoundIndex1"]?.hasSuffix("ON ZEMPLOYEE (ZNAME, ZSALARY)") == true, "\(indexes)")
+        #expect(indexes["Z_Employee_compoundIndex2"]?.hasSuffix("ON ZEMPLOYEE (ZHIRED)") == true, "\(indexes)")
+    }
 }
+
+/// `compoundIndexes` through a protocol, so that the test of the deprecated property compiles
+/// without a deprecation warning.
+protocol CompoundIndexed: AnyObject {
+    var compoundIndexes: [[Any]] { get set }
+}
+
+extension NSEntityDescription: CompoundIndexed {}

@@ -157,4 +157,33 @@ import Testing
         #expect(try TestSupport.context(reopened).count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 1)
         #expect(try Self.read(url) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }
+
+    /// A description's `options` and `sqlitePragmas` are typed `[String: NSObject]` as in Core
+    /// Data: Swift values set on it read back as their Foundation objects, and a pragma set
+    /// through the description reaches the store a container loads.
+    @Test func descriptionOptionsAreObjectsAndReachTheStore() throws {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("Described.sqlite")
+        let description = NSPersistentStoreDescription(url: url)
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        description.setOption("author", forKey: "CustomOption")
+        description.timeout = 2.5
+        description.setValue("DELETE" as NSString, forPragmaNamed: "journal_mode")
+        let options: [String: NSObject] = description.options
+        #expect(options[NSPersistentHistoryTrackingKey] == NSNumber(value: true))
+        #expect(options["CustomOption"] as? String == "author")
+        #expect(options[NSPersistentStoreTimeoutOption] as? TimeInterval == 2.5)
+        #expect(options[NSMigratePersistentStoresAutomaticallyOption] as? Bool == true)
+        let pragmas: [String: NSObject] = description.sqlitePragmas
+        #expect(pragmas["journal_mode"] as? String == "DELETE")
+        #expect((options[NSSQLitePragmasOption] as? [String: Any])?["journal_mode"] as? String == "DELETE")
+
+        let container = NSPersistentContainer(name: "Described", managedObjectModel: TestSupport.makeCompanyModel())
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        #expect(loadError == nil)
+        #expect(try Self.read(url) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "delete")
+        #expect(container.persistentStoreCoordinator.persistentStores.first?.options?[NSPersistentHistoryTrackingKey] as? Bool == true)
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+    }
 }

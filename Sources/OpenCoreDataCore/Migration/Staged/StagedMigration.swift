@@ -151,7 +151,7 @@ struct StagedMigration {
         description.shouldInferMappingModelAutomatically = false
         container.persistentStoreDescriptions = [description]
         let coordinator = container.persistentStoreCoordinator
-        try coordinator.addPersistentStore(ofType: type, configurationName: configuration, at: url, options: description.options)
+        try coordinator.addPersistentStore(ofType: type, configurationName: configuration, at: url, options: description.storedOptions)
         manager.container = container
         defer {
             manager.container = nil
