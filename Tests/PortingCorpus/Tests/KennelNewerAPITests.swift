@@ -220,4 +220,29 @@ class KennelNewerAPITests: KennelTestCase {
         try context.save()
         XCTAssertEqual(reloader.indexTitles, ["Be", "Fi", "Re", "Ro"])
     }
+
+    func testReadingAStoreDescriptionsOptions() {
+        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        description.setValue("DELETE" as NSString, forPragmaNamed: "journal_mode")
+        let options: [String: NSObject] = description.options
+        XCTAssertEqual(options[NSPersistentHistoryTrackingKey] as? NSNumber, true as NSNumber)
+        XCTAssertEqual(description.sqlitePragmas["journal_mode"] as? String, "DELETE")
+    }
+
+    func testCountingThroughAFetchRequestExpression() throws {
+        for name in ["Rex", "Rover", "Fido"] {
+            Dog(context: context).name = name
+        }
+        try context.save()
+        let request: NSFetchRequest<Dog> = Dog.fetchRequest()
+        request.predicate = NSPredicate(format: "name BEGINSWITH %@", "R")
+        let count = NSFetchRequestExpression.expression(forFetch: NSExpression(forConstantValue: request),
+                                                        context: NSExpression(forConstantValue: context), countOnly: true)
+        XCTAssertEqual(count.expressionValue(with: nil, context: nil) as? Int, 2)
+        let dogs = NSFetchRequestExpression.expression(forFetch: NSExpression(forConstantValue: request),
+                                                       context: NSExpression(forConstantValue: context), countOnly: false)
+        let fetched = dogs.expressionValue(with: nil, context: nil) as? [Dog]
+        XCTAssertEqual(fetched?.compactMap { $0.name }.sorted(), ["Rex", "Rover"])
+    }
 }
