@@ -47,6 +47,12 @@ struct PostgreSQLStoreTests {
 
     static let model = TestSupport.makeCompanyModel()
 
+    @Test func anEntityComparisonPicksTheObjectsOfThatEntity() throws {
+        let database = Database()
+        let context = try database.context(Self.model)
+        try context.performAndWait { try EntityPredicateTests.checkEntityComparisons(in: context, model: Self.model) }
+    }
+
     /// Fills a context with a company: departments, employees (one a manager), projects, teams.
     static func fill(_ context: NSManagedObjectContext) throws {
         try context.performAndWait {

@@ -36,11 +36,14 @@ enum PredicateValidation {
     static func validateKeyPath(_ keyPath: String, from entity: NSEntityDescription, allowToMany: Bool) throws -> NSPropertyDescription? {
         var current: NSEntityDescription? = entity
         var last: NSPropertyDescription?
-        for component in keyPath.split(separator: ".").map(String.init) {
+        let components = keyPath.split(separator: ".").map(String.init)
+        for (index, component) in components.enumerated() {
             if component.hasPrefix("@") || component == "self" || component == "SELF" { continue }
             guard let entity = current else {
                 throw CoreDataError.make(.coreData, "keypath \(keyPath) continues past an attribute at '\(component)'.", userInfo: ["keyPath": keyPath])
             }
+            // `entity`: the object's entity description, which `entity == %@` compares.
+            if component == "entity", index == components.count - 1, entity.frozenPropertiesByName[component] == nil { return nil }
             guard let property = entity.frozenPropertiesByName[component] else {
                 throw SQLFetchBuilder.unknownKey(component, entity: entity, keyPath: keyPath)
             }

@@ -143,6 +143,9 @@ struct SQLPredicateCompiler {
                 throw unsupported("the collection operator in \(path)", predicate)
             }
             if key == "self" || key == "SELF" { continue }
+            if key == "entity", prefix.isEmpty, index == components.count - 1, currentEntity.frozenPropertiesByName[key] == nil {
+                return try compileEntityComparison(op: op, right: right, predicate: predicate, alias: alias, entity: currentEntity)
+            }
             guard let property = currentEntity.frozenPropertiesByName[key] else {
                 throw SQLFetchBuilder.unknownKey(key, entity: currentEntity, keyPath: path)
             }
@@ -219,6 +222,36 @@ struct SQLPredicateCompiler {
     }
 
     // MARK: Column against a value
+
+    /// `entity == %@`, `entity != %@` or `entity IN %@` with entity descriptions: Core Data's way
+    /// to pick the objects of exactly one entity of a hierarchy, as the row's entity number
+    /// (`Z_ENT`). An entity description of another model equal to one of the store's (`isEqual(_:)`,
+    /// as the in-memory evaluator compares them) stands for it; an entity this store doesn't hold
+    /// matches no row.
+    private mutating func compileEntityComparison(op: NSComparisonPredicate.Operator, right: NSExpression,
+                                                  predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
+        guard predicate.comparisonPredicateModifier == .direct, predicate.options.isEmpty, Self.isConstant(right) else {
+            throw unsupported("the entity key compared to anything but entity descriptions with ==, != or IN", predicate)
+        }
+        let value = right.expressionValue(with: nil)
+        let entities = op == .in ? ((value.flatMap(KeyPathWalker.elements(of:))) ?? []) : [value as Any]
+        let numbers = try entities.map { item -> Int in
+            guard let described = item as? NSEntityDescription else {
+                throw unsupported("the entity key compared to something that isn't an entity description", predicate)
+            }
+            // As in memory, where entity descriptions compare with `isEqual(_:)`.
+            let own = builder.schema.mapping(for: described)
+                ?? described.name.flatMap { entity.managedObjectModel.entitiesByName[$0] }.flatMap { $0.isEqual(described) ? builder.schema.mapping(for: $0) : nil }
+            return own?.number ?? -1
+        }
+        let list = numbers.map(String.init).joined(separator: ", ")
+        switch op {
+        case .equalTo where numbers.count == 1: return "(\(alias).Z_ENT = \(list))"
+        case .notEqualTo where numbers.count == 1: return "(\(alias).Z_ENT <> \(list))"
+        case .in: return numbers.isEmpty ? "0" : "(\(alias).Z_ENT IN (\(list)))"
+        default: throw unsupported("the entity key with \(op)", predicate)
+        }
+    }
 
     private mutating func compileColumnComparison(column: String, property: NSPropertyDescription?, op: NSComparisonPredicate.Operator, right: NSExpression,
                                                   predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
