@@ -396,11 +396,11 @@ enum MatrixVerdict {
     let header = ["sections", "sort", "pred", "raw ms", "floor ms", "fetch ms", "x raw", "x floor", "MiB", "floor MiB",
                   "1 change ms (first)", "10k changes ms (save)", "cache x", "targets missed"]
     let widths = [20, 24, 5, 8, 9, 9, 6, 8, 5, 10, 19, 22, 8, 0]
-    func line(_ fields: [String]) -> String {
-        zip(fields, widths).map { $1 == 0 ? $0 : $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: " ")
-    }
+    func line(_ fields: [String]) -> String { matrixLine(fields, widths: widths) }
     say(line(header))
     var (missed, floorBound) = (0, 0)
+    // The private-queue saves of the cells without a predicate, for the view-context comparison.
+    var privateChanges: [String: Measurement] = [:]
     for section in sections {
         for sort in sorts {
             for filtered in [false, true] {
@@ -412,8 +412,8 @@ enum MatrixVerdict {
                 let cached = try measure(cell.mode("cached"), rows: rows, directory: directory)
                 NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-matrix-\(getpid())-\(cell.mode("cache"))")
                 let changes = try measure(cell.mode("changes"), rows: rows, directory: directory)
-                let oneChange = changes.extras.count > 1 ? changes.extras[1] : .nan
-                let firstChange = changes.extras.count > 2 ? changes.extras[2] : .nan
+                if !filtered { privateChanges[cell.mode("changes")] = changes }
+                let (oneChange, firstChange) = (changes.oneChange, changes.firstChange)
                 let (ratio, floorRatio) = (fetch.seconds / raw.seconds, fetch.seconds / floor.seconds)
                 let speedup = fetch.seconds / cached.seconds
                 let mebibyte = 1024
@@ -441,36 +441,48 @@ enum MatrixVerdict {
                           String(format: "%.1f", floor.seconds * 1000), String(format: "%.1f", fetch.seconds * 1000),
                           String(format: "%.2fx", ratio), String(format: "%.2fx", floorRatio), "\(fetch.peakKiB / mebibyte)",
                           "\(floor.peakKiB / mebibyte)", String(format: "%.2f (%.2f)", oneChange * 1000, firstChange * 1000),
-                          String(format: "%.1f (%.1f)", changes.seconds * 1000, (changes.extras.first ?? .nan) * 1000),
+                          String(format: "%.1f (%.1f)", changes.seconds * 1000, changes.wholeSave * 1000),
                           String(format: "%.1fx", speedup), notes.isEmpty ? "-" : notes.joined(separator: ", ")]))
             }
         }
     }
-    try compareViewContextChanges(rows: rows, directory: directory, sections: sections, sorts: sorts)
+    try compareViewContextChanges(rows: rows, directory: directory, sections: sections, sorts: sorts, privateChanges: privateChanges)
     let cells = sections.count * sorts.count * 2
     say("\n\(cells - missed - floorBound) of \(cells) cells meet every target, \(floorBound) more are above a target only where the floor is too, \(missed) miss one (\(String(format: "%.1f", (now() - began) / 60)) minutes)\n")
 }
 
 /// Saved changes through an app's view context (main queue, used on the main thread) beside the
-/// same changes through a private-queue context, for the first and last shapes of the matrix run:
-/// what the main-actor notification messages and the main-queue checks add.
-@MainActor func compareViewContextChanges(rows: Int, directory: URL, sections: [MatrixCell.Section], sorts: [MatrixCell.Sort]) throws {
+/// same changes through a private-queue context (`privateChanges`, the matrix's own measurements by
+/// child mode), for the first and last shapes of the matrix run: what the main-actor notification
+/// messages and the main-queue checks add.
+@MainActor func compareViewContextChanges(rows: Int, directory: URL, sections: [MatrixCell.Section], sorts: [MatrixCell.Sort],
+                                          privateChanges: [String: Measurement]) throws {
     guard let firstSection = sections.first, let lastSection = sections.last, let firstSort = sorts.first, let lastSort = sorts.last else { return }
     say("\nsaved changes through a main-queue (view) context against a private-queue one, no predicate:")
-    say("  sections             sort                     context  1 change ms (first)  10k changes ms (save)")
+    let widths = [20, 24, 8, 20, 0]
+    say("  " + matrixLine(["sections", "sort", "context", "1 change ms (first)", "10k changes ms (save)"], widths: widths))
     var shapes = [(firstSection, firstSort)]
     if lastSection != firstSection || lastSort != firstSort { shapes.append((lastSection, lastSort)) }
     for (section, sort) in shapes {
         let cell = MatrixCell(section: section, sort: sort, filtered: false)
         for (label, operation) in [("private", "changes"), ("main", "viewchanges")] {
-            let changes = try measure(cell.mode(operation), rows: rows, directory: directory)
-            let one = changes.extras.count > 1 ? changes.extras[1] : .nan
-            let first = changes.extras.count > 2 ? changes.extras[2] : .nan
-            say("  " + section.label.padding(toLength: 20, withPad: " ", startingAt: 0) + " "
-                + sort.label.padding(toLength: 24, withPad: " ", startingAt: 0) + " "
-                + label.padding(toLength: 8, withPad: " ", startingAt: 0) + " "
-                + String(format: "%.2f (%.2f)", one * 1000, first * 1000).padding(toLength: 20, withPad: " ", startingAt: 0) + " "
-                + String(format: "%.1f (%.1f)", changes.seconds * 1000, (changes.extras.first ?? .nan) * 1000))
+            let mode = cell.mode(operation)
+            let changes = try privateChanges[mode] ?? measure(mode, rows: rows, directory: directory)
+            say("  " + matrixLine([section.label, sort.label, label, String(format: "%.2f (%.2f)", changes.oneChange * 1000, changes.firstChange * 1000),
+                                   String(format: "%.1f (%.1f)", changes.seconds * 1000, changes.wholeSave * 1000)], widths: widths))
         }
     }
+}
+
+/// Fields padded to their column widths (0: the last column, as long as it is), one space apart.
+func matrixLine(_ fields: [String], widths: [Int]) -> String {
+    zip(fields, widths).map { $1 == 0 ? $0 : $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: " ")
+}
+
+extension Measurement {
+    /// A "changes" child's figures beside its 10,000 changes' share (`seconds`), nan when absent:
+    /// the whole save of the 10,000 changes, one change's share (the median) and the first one's.
+    var wholeSave: Double { extras.first ?? .nan }
+    var oneChange: Double { extras.count > 1 ? extras[1] : .nan }
+    var firstChange: Double { extras.count > 2 ? extras[2] : .nan }
 }

@@ -164,3 +164,12 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, NSCopying, @unc
         return hasher.finalize()
     }
 }
+
+/// A fetch request of any result type, seen as one of `NSFetchRequestResult` (a request held as
+/// `Any`, as an expression's value is).
+protocol FetchRequestErasing {
+    /// The request with `NSFetchRequestResult` results: itself, or a copy of its settings.
+    var erased: NSFetchRequest<NSFetchRequestResult> { get }
+}
+
+extension NSFetchRequest: FetchRequestErasing {}

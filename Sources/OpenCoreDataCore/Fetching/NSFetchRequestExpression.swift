@@ -38,11 +38,3 @@ public final class NSFetchRequestExpression: NSExpression, @unchecked Sendable {
         return try? context.fetch(request)
     }
 }
-
-/// A fetch request of any result type, seen as one of `NSFetchRequestResult`.
-protocol FetchRequestErasing {
-    /// The request with `NSFetchRequestResult` results: itself, or a copy of its settings.
-    var erased: NSFetchRequest<NSFetchRequestResult> { get }
-}
-
-extension NSFetchRequest: FetchRequestErasing {}

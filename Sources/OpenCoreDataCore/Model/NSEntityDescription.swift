@@ -47,6 +47,11 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     public var indexes: [NSFetchIndexDescription] = [] {
         didSet { for index in indexes { index.entity = self } }
     }
+    /// Whether `key` names an object's entity description, as `entity == %@` compares it: `entity`,
+    /// unless the entity has a property of that name.
+    final func namesEntityDescription(_ key: String) -> Bool {
+        key == "entity" && frozenPropertiesByName[key] == nil
+    }
     /// The entity's indexes as arrays of their properties: the form before `indexes`.
     ///
     /// Reading gives each index's properties (an element whose property isn't resolved yet

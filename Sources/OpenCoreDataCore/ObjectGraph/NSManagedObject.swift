@@ -467,7 +467,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// ordered). A key the entity has no property for goes to `value(forUndefinedKey:)`.
     open func value(forKey key: String) -> Any? {
         guard let slot = entity.fastSlot(forKey: key) else {
-            if key == "self" || key == "SELF" { return self }
             return ownPropertyValue(forKey: key) ?? value(forUndefinedKey: key)
         }
         fireFaultIfNeeded()
@@ -481,10 +480,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     }
 
     /// The value of one of `NSManagedObject`'s own properties that key-value coding reaches by
-    /// name, as Objective-C's does for Core Data (`objectID`, `managedObjectContext`, `entity`,
-    /// `isInserted`, …); nil for any other key.
+    /// name, as Objective-C's does for Core Data (`self`, `objectID`, `managedObjectContext`,
+    /// `entity`, `isInserted`, …); nil for any other key.
     private final func ownPropertyValue(forKey key: String) -> Any? {
         switch key {
+        case "self", "SELF": self
         case "objectID": objectID
         case "managedObjectContext": managedObjectContext
         case "entity": entity

@@ -31,9 +31,9 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     /// Apple's platforms. Linux has no CloudKit: the store stays local, and the container checks
     /// the model against CloudKit's rules when it loads the store.
     public var cloudKitContainerOptions: NSPersistentCloudKitContainerOptions?
-    /// SQLite pragmas, set through `setValue(_:forPragmaNamed:)`.
+    /// SQLite pragmas, set through `setValue(_:forPragmaNamed:)`: the `NSSQLitePragmasOption` option.
     public var sqlitePragmas: [String: NSObject] { Self.objects(of: storedPragmas) }
-    private var storedPragmas: [String: Any] = [:]
+    private var storedPragmas: [String: Any] { storedOptions[NSSQLitePragmasOption] as? [String: Any] ?? [:] }
     /// Whether the store is added on a background queue, its completion handler called there once
     /// it is added (or failed); by default it is added on the calling thread before
     /// `loadPersistentStores` returns.
@@ -73,8 +73,9 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
 
     /// Sets a SQLite pragma.
     public func setValue(_ value: Any?, forPragmaNamed name: String) {
-        storedPragmas[name] = value
-        storedOptions[NSSQLitePragmasOption] = storedPragmas
+        var pragmas = storedPragmas
+        pragmas[name] = value
+        storedOptions[NSSQLitePragmasOption] = pragmas
     }
 
     /// `values` with each value as the object Foundation bridges it to; values that bridge to no

@@ -19,8 +19,7 @@ final class RowReader: KeyValueCodingReadable, Hashable {
 
     func value(forKey key: String) -> Any? {
         if key == "objectID" { return id }
-        // The row's entity, which `entity == %@` compares, unless the entity has a property of that name.
-        if key == "entity", id.entity.frozenPropertiesByName[key] == nil { return id.entity }
+        if id.entity.namesEntityDescription(key) { return id.entity }
         return store.value(of: id, forKey: key)
     }
 

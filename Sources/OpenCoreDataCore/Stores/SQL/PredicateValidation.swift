@@ -43,7 +43,7 @@ enum PredicateValidation {
                 throw CoreDataError.make(.coreData, "keypath \(keyPath) continues past an attribute at '\(component)'.", userInfo: ["keyPath": keyPath])
             }
             // `entity`: the object's entity description, which `entity == %@` compares.
-            if component == "entity", index == components.count - 1, entity.frozenPropertiesByName[component] == nil { return nil }
+            if index == components.count - 1, entity.namesEntityDescription(component) { return nil }
             guard let property = entity.frozenPropertiesByName[component] else {
                 throw SQLFetchBuilder.unknownKey(component, entity: entity, keyPath: keyPath)
             }

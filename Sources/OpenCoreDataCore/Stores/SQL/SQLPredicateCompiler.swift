@@ -143,7 +143,7 @@ struct SQLPredicateCompiler {
                 throw unsupported("the collection operator in \(path)", predicate)
             }
             if key == "self" || key == "SELF" { continue }
-            if key == "entity", prefix.isEmpty, index == components.count - 1, currentEntity.frozenPropertiesByName[key] == nil {
+            if prefix.isEmpty, index == components.count - 1, currentEntity.namesEntityDescription(key) {
                 return try compileEntityComparison(op: op, right: right, predicate: predicate, alias: alias, entity: currentEntity)
             }
             guard let property = currentEntity.frozenPropertiesByName[key] else {
@@ -239,10 +239,10 @@ struct SQLPredicateCompiler {
             guard let described = item as? NSEntityDescription else {
                 throw unsupported("the entity key compared to something that isn't an entity description", predicate)
             }
+            if let own = builder.schema.mapping(for: described) { return own.number }
             // As in memory, where entity descriptions compare with `isEqual(_:)`.
-            let own = builder.schema.mapping(for: described)
-                ?? described.name.flatMap { entity.managedObjectModel.entitiesByName[$0] }.flatMap { $0.isEqual(described) ? builder.schema.mapping(for: $0) : nil }
-            return own?.number ?? -1
+            guard let name = described.name, let same = entity.managedObjectModel.entitiesByName[name], same.isEqual(described) else { return -1 }
+            return builder.schema.mapping(for: same)?.number ?? -1
         }
         let list = numbers.map(String.init).joined(separator: ", ")
         switch op {
