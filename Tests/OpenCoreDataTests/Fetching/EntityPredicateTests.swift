@@ -5,18 +5,22 @@ import Testing
 /// `entity == %@`: Core Data's way to pick the objects of exactly one entity of a hierarchy, in
 /// the store (its entity number) and in memory (an unsaved object's `entity`).
 @Suite struct EntityPredicateTests {
-    @Test func anEntityComparisonPicksTheObjectsOfThatEntity() throws {
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType, NSBinaryStoreType])
+    func anEntityComparisonPicksTheObjectsOfThatEntity(storeType: String) throws {
         let model = TestSupport.makeCompanyModel()
-        let (coordinator, _) = try TestSupport.coordinator(model)
+        let (coordinator, _) = try TestSupport.coordinator(model, type: storeType)
         try Self.checkEntityComparisons(in: TestSupport.context(coordinator), model: model)
     }
 
-    /// Saves an Employee and a Manager in `context` (on a store of the company `model`) and checks
-    /// the entity comparisons against them, then against an unsaved Manager; call it on the
-    /// context's queue.
+    /// Saves an Employee and her boss, a Manager, in `context` (on a store of the company `model`)
+    /// and checks the entity comparisons against them (of the object, of its boss, of a SUBQUERY's
+    /// element), then against an unsaved Manager; call it on the context's queue.
     static func checkEntityComparisons(in context: NSManagedObjectContext, model: NSManagedObjectModel) throws {
-        NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context).setValue("Ann", forKey: "name")
-        NSEntityDescription.insertNewObject(forEntityName: "Manager", into: context).setValue("Bob", forKey: "name")
+        let ann = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+        ann.setValue("Ann", forKey: "name")
+        let bob = NSEntityDescription.insertNewObject(forEntityName: "Manager", into: context)
+        bob.setValue("Bob", forKey: "name")
+        ann.setValue(bob, forKey: "boss")
         try context.save()
         let manager = try #require(model.entitiesByName["Manager"])
         let employee = try #require(model.entitiesByName["Employee"])
@@ -25,8 +29,15 @@ import Testing
             ("self.entity == %@", manager, ["Bob"]), ("entity IN %@", [manager, employee], ["Ann", "Bob"]),
             ("entity == %@ AND name BEGINSWITH 'B'", manager, ["Bob"]),
         ]
-        for (format, argument, expected) in cases {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        // The entity of an object a to-one key path reaches (Bob has no boss), and of SUBQUERY's element.
+        let reached: [(String, String, Any, [String])] = [
+            ("Employee", "boss.entity == %@", manager, ["Ann"]), ("Employee", "boss.entity != %@", manager, ["Bob"]),
+            ("Employee", "boss.entity == %@", employee, []), ("Employee", "boss.entity IN %@", [manager], ["Ann"]),
+            ("Manager", "SUBQUERY(reports, $r, $r.entity == %@).@count > 0", employee, ["Bob"]),
+            ("Manager", "SUBQUERY(reports, $r, $r.entity == %@).@count > 0", manager, []),
+        ]
+        for (entityName, format, argument, expected) in cases.map({ ("Employee", $0.0, $0.1, $0.2) }) + reached {
+            let request = NSFetchRequest<NSManagedObject>(entityName: entityName)
             request.predicate = NSPredicate(format: format, argumentArray: [argument])
             request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
             #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String } == expected, "\(format)")

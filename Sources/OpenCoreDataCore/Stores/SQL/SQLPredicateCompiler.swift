@@ -143,8 +143,10 @@ struct SQLPredicateCompiler {
                 throw unsupported("the collection operator in \(path)", predicate)
             }
             if key == "self" || key == "SELF" { continue }
-            if prefix.isEmpty, index == components.count - 1, currentEntity.namesEntityDescription(key) {
-                return try compileEntityComparison(op: op, right: right, predicate: predicate, alias: alias, entity: currentEntity)
+            if index == components.count - 1, currentEntity.namesEntityDescription(key) {
+                // `boss.entity`: the entity of the row at the end of the to-one relationships, joined.
+                let rowAlias = prefix.isEmpty ? alias : try builder.keyPathReference((prefix + ["self"]).joined(separator: "."), from: alias, entity: entity).alias
+                return try compileEntityComparison(op: op, right: right, predicate: predicate, alias: rowAlias, entity: currentEntity)
             }
             guard let property = currentEntity.frozenPropertiesByName[key] else {
                 throw SQLFetchBuilder.unknownKey(key, entity: currentEntity, keyPath: path)
@@ -225,9 +227,10 @@ struct SQLPredicateCompiler {
 
     /// `entity == %@`, `entity != %@` or `entity IN %@` with entity descriptions: Core Data's way
     /// to pick the objects of exactly one entity of a hierarchy, as the row's entity number
-    /// (`Z_ENT`). An entity description of another model equal to one of the store's (`isEqual(_:)`,
-    /// as the in-memory evaluator compares them) stands for it; an entity this store doesn't hold
-    /// matches no row.
+    /// (`Z_ENT`) of the row at `alias`: the fetched row, the row a to-one key path reaches
+    /// (`boss.entity`, joined; none when the relationship is nil) or a SUBQUERY's element. An entity
+    /// description of another model equal to one of the store's (`isEqual(_:)`, as the in-memory
+    /// evaluator compares them) stands for it; an entity this store doesn't hold matches no row.
     private mutating func compileEntityComparison(op: NSComparisonPredicate.Operator, right: NSExpression,
                                                   predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
         guard predicate.comparisonPredicateModifier == .direct, predicate.options.isEmpty, Self.isConstant(right) else {
@@ -247,7 +250,8 @@ struct SQLPredicateCompiler {
         let list = numbers.map(String.init).joined(separator: ", ")
         switch op {
         case .equalTo where numbers.count == 1: return "(\(alias).Z_ENT = \(list))"
-        case .notEqualTo where numbers.count == 1: return "(\(alias).Z_ENT <> \(list))"
+        // A row reached through a nil to-one relationship has no entity (NULL), which isn't that entity.
+        case .notEqualTo where numbers.count == 1: return "(\(alias).Z_ENT <> \(list) OR \(alias).Z_ENT IS NULL)"
         case .in: return numbers.isEmpty ? "0" : "(\(alias).Z_ENT IN (\(list)))"
         default: throw unsupported("the entity key with \(op)", predicate)
         }
