@@ -6,6 +6,14 @@ public protocol KeyValueCodingReadable: AnyObject {
     func value(forKey key: String) -> Any?
 }
 
+/// What a store's predicate evaluation reads in place of a stored object (a row): in `==`, `!=`
+/// and `IN` it equals whatever names the same object (a managed object, an object ID, another
+/// stand-in), as a SQL store compares primary keys.
+protocol StoredObjectStandIn: AnyObject {
+    /// Whether `other` names the object this stands for.
+    func standsForTheSameObject(as other: AnyObject) -> Bool
+}
+
 /// A collection operator that may appear as a key path component (`items.@count`, `@sum.amount`).
 public enum CollectionOperator: String, Hashable, Sendable, CaseIterable {
     /// The number of elements.

@@ -314,6 +314,8 @@ public enum ValueComparison {
             // Key-value readable objects (managed objects) are equal only to themselves; other
             // objects (object IDs, Foundation objects) use their own equality when they have one.
             if x === y { return true }
+            if let x = x as? StoredObjectStandIn { return x.standsForTheSameObject(as: y) }
+            if let y = y as? StoredObjectStandIn { return y.standsForTheSameObject(as: x) }
             if x is KeyValueCodingReadable || y is KeyValueCodingReadable { return false }
             if let hx = x as? AnyHashable, let hy = y as? AnyHashable { return hx == hy }
             return false

@@ -7,8 +7,9 @@ protocol StoredValueSource: AnyObject {
     func value(of id: NSManagedObjectID, forKey key: String) -> Any?
 }
 
-/// A stored row seen by the in-memory evaluator as a key-value readable object.
-final class RowReader: KeyValueCodingReadable, Hashable {
+/// A stored row seen by the in-memory evaluator as a key-value readable object, equal in a
+/// predicate to the managed object or object ID of its row (`group == %@`).
+final class RowReader: KeyValueCodingReadable, StoredObjectStandIn, Hashable {
     let store: any StoredValueSource
     let id: NSManagedObjectID
 
@@ -21,6 +22,15 @@ final class RowReader: KeyValueCodingReadable, Hashable {
         if key == "objectID" { return id }
         if id.entity.namesEntityDescription(key) { return id.entity }
         return store.value(of: id, forKey: key)
+    }
+
+    func standsForTheSameObject(as other: AnyObject) -> Bool {
+        switch other {
+        case let reader as RowReader: reader.id == id
+        case let object as NSManagedObject: object.objectID == id
+        case let objectID as NSManagedObjectID: objectID == id
+        default: false
+        }
     }
 
     static func == (lhs: RowReader, rhs: RowReader) -> Bool { lhs.id == rhs.id }

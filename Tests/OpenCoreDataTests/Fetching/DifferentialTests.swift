@@ -3,8 +3,9 @@ import OpenCoreData
 import Testing
 
 /// Generated predicates and sort descriptors over generated data with NULLs, Unicode and mixed
-/// case, each run through the SQLite store (compiled to SQL) and the in-memory store (evaluated in
-/// Swift): the two must return the same objects in the same order.
+/// case, each run through the SQLite store (compiled to SQL), the in-memory store and the binary
+/// store (evaluated in Swift): they must return the same objects in the same order, or refuse the
+/// request with the same error.
 ///
 /// `OPENCOREDATA_DIFFERENTIAL_COUNT` raises the number of predicates (default 2,000).
 @Suite struct DifferentialTests {
@@ -47,7 +48,8 @@ import Testing
             NSAttributeDescription(name: "when", type: .dateAttributeType),
             itemGroup, itemTags,
         ]
-        group.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType), NSAttributeDescription(name: "rank", type: .integer32AttributeType), groupItems]
+        group.properties = [NSAttributeDescription(name: "code", type: .integer64AttributeType), NSAttributeDescription(name: "title", type: .stringAttributeType),
+                            NSAttributeDescription(name: "rank", type: .integer32AttributeType), groupItems]
         tag.properties = [NSAttributeDescription(name: "label", type: .stringAttributeType), tagItem]
         let model = NSManagedObjectModel()
         model.entities = [item, group, tag]
@@ -59,6 +61,7 @@ import Testing
         var random = Generator(state: 2026)
         let groups = (0..<6).map { index -> NSManagedObject in
             let group = NSEntityDescription.insertNewObject(forEntityName: "Group", into: context)
+            group.setValue(Int64(index), forKey: "code")
             group.setValue(random.chance(15) ? nil : random.pick(words), forKey: "title")
             group.setValue(random.chance(10) ? nil : Int32(index % 3), forKey: "rank")
             return group
@@ -95,7 +98,7 @@ import Testing
         let comparisons = ["==", "!=", "<", "<=", ">", ">="]
         let stringOperators = ["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", ">="]
         let options = ["", "[c]", "[d]", "[cd]"]
-        switch random.int(0..<14) {
+        switch random.int(0..<26) {
         case 0: return NSPredicate(format: "count \(random.pick(comparisons)) %d", random.int(-3..<18))
         case 1: return NSPredicate(format: "score \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-80..<80)) / 8))
         case 2:
@@ -114,7 +117,21 @@ import Testing
         case 10: return NSPredicate(format: "tags.@count \(random.pick(comparisons)) %d", random.int(0..<4))
         case 11: return NSPredicate(format: "SUBQUERY(tags, $t, $t.label \(random.pick(["==", "BEGINSWITH", "CONTAINS"]))\(random.pick(options)) %@).@count \(random.pick(comparisons)) %d", random.pick(words), random.int(0..<3))
         case 12: return NSPredicate(format: "count * %d \(random.pick(comparisons)) %d", random.int(-2..<4), random.int(-10..<30))
-        default: return NSPredicate(format: "score + count \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-40..<60)) / 4))
+        case 13: return NSPredicate(format: "score + count \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-40..<60)) / 4))
+        case 14: return NSPredicate(format: "when \(random.pick(comparisons)) %@", Date(timeIntervalSinceReferenceDate: Double(random.int(0..<5)) * 86_400 + Double(random.pick([0, 1, -1]))))
+        case 15: return NSPredicate(format: random.pick(["count \(random.pick(comparisons)) group.rank", "name \(random.pick(["==", "!=", "==[c]", "BEGINSWITH[cd]"])) group.title", "score \(random.pick(comparisons)) count"]))
+        // Objects, named by variables that `compare` substitutes with each store's own objects.
+        case 16: return NSPredicate(format: "group \(random.pick(["==", "!="])) $GROUP\(random.int(0..<6))")
+        case 17: return NSPredicate(format: "group IN {$GROUP\(random.int(0..<6)), $GROUP\(random.int(0..<6))}")
+        case 18: return NSPredicate(format: "group.items.@\(random.pick(["count", "sum.count", "max.count", "min.score", "avg.score"])) \(random.pick(comparisons)) %d", random.int(-2..<40))
+        case 19: return NSPredicate(format: "\(random.pick(["ANY", "NONE"])) tags.label IN\(random.pick(["", "[c]"])) %@", (0..<2).map { _ in random.pick(words) })
+        case 20: return NSPredicate(format: random.pick(["ANY tags.label == nil", "ALL tags.label != nil", "SUBQUERY(tags, $t, $t.label == nil OR $t.label BEGINSWITH 'a').@count > 0",
+                                                          "TRUEPREDICATE", "FALSEPREDICATE", "tags.@count == 0 OR group.items.@count > 30"]))
+        case 21: return NSPredicate(format: "\(random.pick(["flag", "count", "score"])) \(random.pick(["==", "!="])) %@", random.pick([NSNumber(value: true), NSNumber(value: 3.0), NSNumber(value: 0), NSNumber(value: 2.5)]))
+        case 22: return NSPredicate(format: "name MATCHES\(random.pick(["", "[c]"])) %@", random.pick(["[a-z]+", "item[0-9]+", ".*e.*", "Z.*", ""]))
+        case 23: return NSPredicate(format: "when BETWEEN %@", [Date(timeIntervalSinceReferenceDate: 86_400), Date(timeIntervalSinceReferenceDate: Double(random.int(1..<5)) * 86_400)])
+        case 24: return NSPredicate(format: "name \(random.pick(["ENDSWITH", "CONTAINS", "LIKE"]))\(random.pick(options)) %@", random.pick(["", "E", "é", "*", "?", "ß", "SS"]))
+        default: return NSPredicate(format: "count \(random.pick(["<", ">=", "=="])) %@", NSNumber(value: Double(random.int(-20..<40)) / 4))
         }
     }
 
@@ -134,12 +151,11 @@ import Testing
         let model = Self.model()
         let (sqlite, _) = try TestSupport.coordinator(model, type: NSSQLiteStoreType)
         let (memory, _) = try TestSupport.coordinator(model, type: NSInMemoryStoreType)
-        let sqliteContext = TestSupport.context(sqlite)
-        let memoryContext = TestSupport.context(memory)
-        try Self.populate(sqliteContext)
-        try Self.populate(memoryContext)
+        let (binary, _) = try TestSupport.coordinator(model, type: NSBinaryStoreType)
+        let contexts = [sqlite, memory, binary].map { TestSupport.context($0) }
+        for context in contexts { try Self.populate(context) }
         let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000
-        let (mismatches, nonEmpty) = try Self.compare(count: count, ("SQL", sqliteContext), ("memory", memoryContext))
+        let (mismatches, nonEmpty) = try Self.compare(count: count, ("SQL", contexts[0]), ("memory", contexts[1]), ("binary", contexts[2]))
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         #expect(nonEmpty > count / 4, "the generated predicates select something")
     }
@@ -152,8 +168,26 @@ import Testing
         var random = Generator(state: 42)
         var mismatches: [String] = []
         var nonEmpty = 0
-        func ids(_ context: NSManagedObjectContext, _ request: NSFetchRequest<NSDictionary>) throws -> [Int64] {
-            try context.performAndWait { try context.fetch(request).map { $0["id"] as? Int64 ?? -1 } }
+        // Each store answers with its own objects for the `$GROUPn` variables (the group of code n),
+        // or with the error it gives, which must be the same.
+        func ids(_ context: NSManagedObjectContext, _ request: NSFetchRequest<NSDictionary>) -> Result<[Int64], NSError> {
+            context.performAndWait {
+                do {
+                    let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
+                    let variables = Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+                    let own = request.copy() as! NSFetchRequest<NSDictionary>
+                    own.predicate = request.predicate?.withSubstitutionVariables(variables)
+                    return .success(try context.fetch(own).map { $0["id"] as? Int64 ?? -1 })
+                } catch {
+                    return .failure(error as NSError)
+                }
+            }
+        }
+        func describe(_ answer: Result<[Int64], NSError>) -> String {
+            switch answer {
+            case .success(let ids): "\(ids.prefix(12))"
+            case .failure(let error): "error \(error.code) \(error.localizedDescription)"
+            }
         }
         for _ in 0..<count {
             let request = NSFetchRequest<NSDictionary>(entityName: "Item")
@@ -161,12 +195,17 @@ import Testing
             request.propertiesToFetch = ["id"]
             request.predicate = predicate(&random)
             request.sortDescriptors = sortDescriptors(&random)
-            let expected = try ids(reference.context, request)
-            if !expected.isEmpty { nonEmpty += 1 }
+            let expected = ids(reference.context, request)
+            if case .success(let found) = expected, !found.isEmpty { nonEmpty += 1 }
             for other in others {
-                let answer = try ids(other.context, request)
-                if answer != expected && mismatches.count < 10 {
-                    mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(reference.name) \(expected.prefix(12)) vs \(other.name) \(answer.prefix(12))")
+                let answer = ids(other.context, request)
+                let same = switch (expected, answer) {
+                case (.success(let a), .success(let b)): a == b
+                case (.failure(let a), .failure(let b)): a.domain == b.domain && a.code == b.code
+                default: false
+                }
+                if !same && mismatches.count < 10 {
+                    mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(reference.name) \(describe(expected)) vs \(other.name) \(describe(answer))")
                 }
             }
         }

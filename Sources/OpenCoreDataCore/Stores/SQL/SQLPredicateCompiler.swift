@@ -154,7 +154,7 @@ struct SQLPredicateCompiler {
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
                 let rest = Array(components[(index + 1)...])
                 let ownerKey = prefix.isEmpty ? "\(alias).Z_PK" : try builder.columnReference(forKeyPath: prefix.joined(separator: "."), from: alias, entity: entity).0
-                return try compileToMany(relationship, ownerKey: ownerKey, alias: alias, entity: entity, rest: rest, path: path, op: op, right: right, predicate: predicate)
+                return try compileToMany(relationship, ownerKey: ownerKey, ownerMayBeNil: !prefix.isEmpty, alias: alias, entity: entity, rest: rest, path: path, op: op, right: right, predicate: predicate)
             }
             prefix.append(key)
             if let relationship = property as? NSRelationshipDescription { currentEntity = relationship.destinationEntity! }
@@ -167,7 +167,7 @@ struct SQLPredicateCompiler {
     }
 
     /// `ANY/ALL/NONE toMany.rest op value`, `toMany.@count op value`, `toMany.@sum.key op value`.
-    private mutating func compileToMany(_ relationship: NSRelationshipDescription, ownerKey: String, alias: String, entity: NSEntityDescription, rest: [KeyPathComponent], path: String,
+    private mutating func compileToMany(_ relationship: NSRelationshipDescription, ownerKey: String, ownerMayBeNil: Bool, alias: String, entity: NSEntityDescription, rest: [KeyPathComponent], path: String,
                                         op: NSComparisonPredicate.Operator, right: NSExpression, predicate: NSComparisonPredicate) throws -> String {
         guard let destination = relationship.destinationEntity, let destinationMapping = builder.schema.mapping(for: destination) else {
             throw unsupported("the relationship \(relationship.name)", predicate)
@@ -189,7 +189,10 @@ struct SQLPredicateCompiler {
             default:
                 throw unsupported("the collection operator \(aggregate.rawValue)", predicate)
             }
-            let valueSQL = "(SELECT \(function) \(correlation))"
+            // Through a nil to-one relationship (`group.items.@count` of an item with no group) the
+            // collection is nil, not empty, as in memory: so is its aggregate.
+            let aggregateSQL = "(SELECT \(function) \(correlation))"
+            let valueSQL = !ownerMayBeNil ? aggregateSQL : "(CASE WHEN \(ownerKey) IS NULL THEN NULL ELSE \(aggregateSQL) END)"
             return try compileColumnComparison(column: valueSQL, property: nil, op: op, right: right, predicate: predicate, alias: alias, entity: entity)
         }
         guard predicate.comparisonPredicateModifier != .direct || op == .contains || op == .in else {
@@ -267,9 +270,10 @@ struct SQLPredicateCompiler {
                 let token = builder.registerMatch(predicate)
                 return "OCD_MATCH(\(token), \(column), \(other))"
             }
+            // Equality treats NULL as a value, as in memory (nil == nil, nil != 5): SQL's IS / IS NOT.
             switch op {
-            case .equalTo: return "(\(column) = \(other) OR (\(column) IS NULL AND \(other) IS NULL))"
-            case .notEqualTo: return "(NOT (\(column) = \(other) OR (\(column) IS NULL AND \(other) IS NULL)))"
+            case .equalTo: return "(\(column) IS \(other))"
+            case .notEqualTo: return "(\(column) IS NOT \(other))"
             default: return "(\(column) \(Self.sqlOperator(op)) \(other))"
             }
         }
@@ -329,6 +333,16 @@ struct SQLPredicateCompiler {
         builder.bind(Self.databaseValue(value, property))
     }
 
+    /// Whether converting a number for an integer or Boolean attribute kept its value: a save
+    /// stores -0.75 in an integer attribute as 0 and 2 in a Boolean as YES, but a predicate
+    /// compares the number itself (`count == -0.75` matches no integer, as in memory).
+    private static func keepsTheNumber(_ value: Any, _ normalized: Any, _ type: NSAttributeType) -> Bool {
+        guard [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType].contains(type),
+              let before = AttributeValueCoding.bridgedNumber(value)?.doubleValue ?? AttributeValueCoding.numericValue(value) else { return true }
+        let after = (normalized as? Bool).map { $0 ? 1.0 : 0.0 } ?? AttributeValueCoding.numericValue(normalized)
+        return after == before
+    }
+
     static func databaseValue(_ value: Any, _ property: NSPropertyDescription?) -> DatabaseValue {
         switch value {
         case let object as NSManagedObject: return object.objectID.primaryKey.databaseValue
@@ -338,7 +352,7 @@ struct SQLPredicateCompiler {
         }
         if let attribute = property as? NSAttributeDescription {
             let normalized = AttributeValueCoding.normalize(value, for: attribute.attributeType)
-            if AttributeValueCoding.hasCanonicalType(normalized, for: attribute.attributeType) {
+            if AttributeValueCoding.hasCanonicalType(normalized, for: attribute.attributeType), keepsTheNumber(value, normalized, attribute.attributeType) {
                 return SQLiteValueCoding.databaseValue(normalized, for: attribute, primaryKeyOf: { $0.primaryKey })
             }
         }
