@@ -98,7 +98,7 @@ import Testing
         let comparisons = ["==", "!=", "<", "<=", ">", ">="]
         let stringOperators = ["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", ">="]
         let options = ["", "[c]", "[d]", "[cd]"]
-        switch random.int(0..<26) {
+        switch random.int(0..<36) {
         case 0: return NSPredicate(format: "count \(random.pick(comparisons)) %d", random.int(-3..<18))
         case 1: return NSPredicate(format: "score \(random.pick(comparisons)) %@", NSNumber(value: Double(random.int(-80..<80)) / 8))
         case 2:
@@ -131,14 +131,25 @@ import Testing
         case 22: return NSPredicate(format: "name MATCHES\(random.pick(["", "[c]"])) %@", random.pick(["[a-z]+", "item[0-9]+", ".*e.*", "Z.*", ""]))
         case 23: return NSPredicate(format: "when BETWEEN %@", [Date(timeIntervalSinceReferenceDate: 86_400), Date(timeIntervalSinceReferenceDate: Double(random.int(1..<5)) * 86_400)])
         case 24: return NSPredicate(format: "name \(random.pick(["ENDSWITH", "CONTAINS", "LIKE"]))\(random.pick(options)) %@", random.pick(["", "E", "é", "*", "?", "ß", "SS"]))
-        default: return NSPredicate(format: "count \(random.pick(["<", ">=", "=="])) %@", NSNumber(value: Double(random.int(-20..<40)) / 4))
+        case 25: return NSPredicate(format: "count \(random.pick(["<", ">=", "=="])) %@", NSNumber(value: Double(random.int(-20..<40)) / 4))
+        case 26: return NSPredicate(format: "SUBQUERY(group.items, $i, $i.count > %d).@count \(random.pick(comparisons)) %d", random.int(-2..<15), random.int(0..<20))
+        case 27: return NSPredicate(format: "\(random.pick(["ANY", "NONE"])) tags.item.group == $GROUP\(random.int(0..<6))")
+        case 28: return random.chance(50) ? NSPredicate(format: "\(random.pick(["name", "count"])) IN %@", [] as [Any])
+            : NSPredicate(format: "name IN %@ OR count IN %@", [random.pick(words)], [random.int(-5..<20)])
+        case 29: return NSPredicate(format: "group.code \(random.pick(["BETWEEN {1, 3}", "IN {0, 5}", "== nil", "!= 2", "> 3"]))")
+        case 30: return NSPredicate(format: random.pick(["flag != NO", "flag != YES", "count != nil AND count == score", "NOT (group.rank == 1)", "NOT (name BEGINSWITH 'a')"]))
+        case 31: return NSPredicate(format: "count + group.rank \(random.pick(comparisons)) %d", random.int(-3..<20))
+        case 32: return NSPredicate(format: "tags.@count \(random.pick(comparisons)) group.rank")
+        case 33: return NSPredicate(format: "name \(random.pick(["ENDSWITH", "BEGINSWITH", "CONTAINS"]))\(random.pick(options)) group.title")
+        case 34: return NSPredicate(format: "\(random.pick(["ANY", "NONE"])) tags.label ==\(random.pick(["", "[c]"])) name")
+        default: return NSPredicate(format: "group.items.@\(random.pick(["avg.count", "sum.score", "count"])) \(random.pick(["==", "!=", ">"])) %d", random.int(0..<12))
         }
     }
 
     static func sortDescriptors(_ random: inout Generator) -> [NSSortDescriptor] {
         var descriptors: [NSSortDescriptor] = []
         for _ in 0..<random.int(0..<3) {
-            let key = random.pick(["name", "count", "score", "flag", "when", "group.title", "group.rank"])
+            let key = random.pick(["name", "count", "score", "flag", "when", "group.title", "group.rank", "group.code"])
             let selector = key.hasSuffix("title") || key == "name"
                 ? random.pick(["compare:", "caseInsensitiveCompare:", "localizedCompare:", "localizedStandardCompare:"]) : "compare:"
             descriptors.append(NSSortDescriptor(key: key, ascending: random.chance(50), selector: Selector(selector)))
@@ -195,6 +206,8 @@ import Testing
             request.propertiesToFetch = ["id"]
             request.predicate = predicate(&random)
             request.sortDescriptors = sortDescriptors(&random)
+            if random.chance(20) { request.fetchLimit = random.int(1..<20) }
+            if random.chance(15) { request.fetchOffset = random.int(1..<30) }
             let expected = ids(reference.context, request)
             if case .success(let found) = expected, !found.isEmpty { nonEmpty += 1 }
             for other in others {

@@ -332,6 +332,16 @@ struct SQLFetchBuilder {
         return KeyPathReference(column: "\(alias).Z_PK", property: nil, alias: alias, entity: entity)
     }
 
+    /// How many joins key paths have added so far (see `takeJoins(from:)`).
+    var joinCount: Int { joins.count }
+
+    /// Takes out the joins added since `start`: those of key paths from a subquery's row, which
+    /// belong in that subquery's `FROM`, where its alias is known.
+    mutating func takeJoins(from start: Int) -> [String] {
+        defer { joins.removeSubrange(start...) }
+        return Array(joins[start...])
+    }
+
     static func unknownKey(_ key: String, entity: NSEntityDescription, keyPath: String) -> NSError {
         CoreDataError.make(.coreData, "keypath \(keyPath) not found in entity \(entity.name ?? "?"): it has no property named '\(key)'.", userInfo: ["keyPath": keyPath, "key": key])
     }

@@ -199,21 +199,25 @@ struct SQLPredicateCompiler {
             throw CoreDataError.make(.unsupportedRequest, "to-many key not allowed here: \(path) needs ANY, ALL, NONE or an aggregate such as @count (predicate: \(predicate)).", userInfo: ["predicate": predicate])
         }
         // `toMany CONTAINS object` without modifier: membership.
-        if predicate.comparisonPredicateModifier == .direct {
-            let inner = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: .equalTo, right: right, predicate: predicate)
-            return "EXISTS (SELECT 1 \(correlation) AND \(inner))"
-        }
-        let inner = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: op, right: right, predicate: predicate)
+        let direct = predicate.comparisonPredicateModifier == .direct
+        let (inner, elementJoins) = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: direct ? .equalTo : op, right: right, predicate: predicate,
+                                                                 alias: alias, entity: entity)
+        let rows = Self.joining(elementJoins, into: correlation)
+        if direct { return "EXISTS (SELECT 1 \(rows) AND \(inner))" }
         switch predicate.comparisonPredicateModifier {
-        case .any: return "EXISTS (SELECT 1 \(correlation) AND \(inner))"
-        case .all: return "NOT EXISTS (SELECT 1 \(correlation) AND NOT IFNULL(\(inner), 0))"
+        case .any: return "EXISTS (SELECT 1 \(rows) AND \(inner))"
+        case .all: return "NOT EXISTS (SELECT 1 \(rows) AND NOT IFNULL(\(inner), 0))"
         case .direct: return inner
         @unknown default: throw unsupported("the modifier", predicate)
         }
     }
 
+    /// An element's side of `ANY toMany.rest op right`, with the joins it needs inside the subquery:
+    /// `rest` from the element's row `sub`; a key path on the right (`ANY tags.label == name`)
+    /// from the evaluated object's row `alias`.
     private mutating func compileElementComparison(rest: [KeyPathComponent], sub: String, destination: NSEntityDescription, op: NSComparisonPredicate.Operator,
-                                                   right: NSExpression, predicate: NSComparisonPredicate) throws -> String {
+                                                   right: NSExpression, predicate: NSComparisonPredicate, alias: String,
+                                                   entity: NSEntityDescription) throws -> (condition: String, joins: [String]) {
         let keys = try rest.map { component -> String in
             guard case .key(let key) = component else { throw unsupported("a collection operator after a to-many key", predicate) }
             return key
@@ -221,9 +225,20 @@ struct SQLPredicateCompiler {
         if keys.contains(where: { key in (destination.frozenPropertiesByName[key] as? NSRelationshipDescription)?.isToMany == true }) {
             throw unsupported("a key path through two to-many relationships", predicate)
         }
+        let joinsBefore = builder.joinCount
         let (column, property) = try builder.columnReference(forKeyPath: keys.isEmpty ? "self" : keys.joined(separator: "."), from: sub, entity: destination)
         let direct = NSComparisonPredicate(leftExpression: predicate.leftExpression, rightExpression: right, modifier: .direct, type: op, options: predicate.options)
-        return try compileColumnComparison(column: column, property: property, op: op, right: right, predicate: direct, alias: sub, entity: destination)
+        // The element's own to-one hops (`ANY tags.item.group == %@`) join inside the subquery.
+        let elementJoins = builder.takeJoins(from: joinsBefore)
+        let condition = try compileColumnComparison(column: column, property: property, op: op, right: right, predicate: direct, alias: sub, entity: destination,
+                                                    keyPathsFrom: (alias, entity))
+        return (condition, elementJoins)
+    }
+
+    /// `rows` (a `FROM … WHERE …` clause) with `joins` added before its `WHERE`.
+    private static func joining(_ joins: [String], into rows: String) -> String {
+        guard !joins.isEmpty, let whereClause = rows.range(of: " WHERE ") else { return rows }
+        return rows.replacingCharacters(in: whereClause, with: " \(joins.joined(separator: " ")) WHERE ")
     }
 
     // MARK: Column against a value
@@ -260,11 +275,14 @@ struct SQLPredicateCompiler {
         }
     }
 
+    /// `column op right`; a key path on the right is read from `keyPathsFrom` (the evaluated
+    /// object's row when `column` is an element's), else from `alias`.
     private mutating func compileColumnComparison(column: String, property: NSPropertyDescription?, op: NSComparisonPredicate.Operator, right: NSExpression,
-                                                  predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription) throws -> String {
+                                                  predicate: NSComparisonPredicate, alias: String, entity: NSEntityDescription,
+                                                  keyPathsFrom: (alias: String, entity: NSEntityDescription)? = nil) throws -> String {
         // Column against another key path.
         if case .keyPath(let operand, let path, _) = right.node, operand == nil || operand?.expressionType == .evaluatedObject {
-            let (other, _) = try builder.columnReference(forKeyPath: path, from: alias, entity: entity)
+            let (other, _) = try builder.columnReference(forKeyPath: path, from: keyPathsFrom?.alias ?? alias, entity: keyPathsFrom?.entity ?? entity)
             let needsMatch = !predicate.options.isEmpty || ![.equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo].contains(op)
             if needsMatch {
                 let token = builder.registerMatch(predicate)
