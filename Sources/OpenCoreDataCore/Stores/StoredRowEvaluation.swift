@@ -9,13 +9,14 @@ protocol StoredValueSource: AnyObject {
 
 /// A stored row seen by the in-memory evaluator as a key-value readable object, equal in a
 /// predicate to the managed object or object ID of its row (`group == %@`).
-final class RowReader: KeyValueCodingReadable, StoredObjectStandIn, Hashable {
+final class RowReader: StoredObjectStandIn, KeyValueCodingReadable, Hashable {
     let store: any StoredValueSource
     let id: NSManagedObjectID
 
     init(store: any StoredValueSource, id: NSManagedObjectID) {
         self.store = store
         self.id = id
+        super.init()
     }
 
     func value(forKey key: String) -> Any? {
@@ -24,7 +25,7 @@ final class RowReader: KeyValueCodingReadable, StoredObjectStandIn, Hashable {
         return store.value(of: id, forKey: key)
     }
 
-    func standsForTheSameObject(as other: AnyObject) -> Bool {
+    override func standsForTheSameObject(as other: AnyObject) -> Bool {
         switch other {
         case let reader as RowReader: reader.id == id
         case let object as NSManagedObject: object.objectID == id
