@@ -245,4 +245,36 @@ class KennelNewerAPITests: KennelTestCase {
         let fetched = dogs.expressionValue(with: nil, context: nil) as? [Dog]
         XCTAssertEqual(fetched?.compactMap { $0.name }.sorted(), ["Rex", "Rover"])
     }
+
+    /// The other test stack apps use: an in-memory store, fetched by relationship.
+    func testAnInMemoryStoreFetchesAnOwnersDogs() throws {
+        let description = NSPersistentStoreDescription()
+        description.type = NSInMemoryStoreType
+        let container = NSPersistentContainer(name: "Kennel", managedObjectModel: TestCoreDataStack.model)
+        container.persistentStoreDescriptions = [description]
+        container.loadPersistentStores { _, error in XCTAssertNil(error) }
+        let context = container.viewContext
+
+        let ann = Owner(context: context)
+        ann.name = "Ann"
+        let bob = Owner(context: context)
+        bob.name = "Bob"
+        for (name, owner) in [("Rex", ann), ("Fido", ann), ("Spot", bob), ("Stray", nil)] as [(String, Owner?)] {
+            let dog = Dog(context: context)
+            dog.name = name
+            dog.owner = owner
+        }
+        try context.save()
+
+        let request: NSFetchRequest<Dog> = Dog.fetchRequest()
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        request.predicate = NSPredicate(format: "owner == %@", ann)
+        XCTAssertEqual(try context.fetch(request).map { $0.name }, ["Fido", "Rex"])
+        request.predicate = NSPredicate(format: "%K IN %@", "owner", [bob])
+        XCTAssertEqual(try context.fetch(request).map { $0.name }, ["Spot"])
+        request.predicate = NSPredicate(format: "owner != %@", ann)
+        XCTAssertEqual(try context.fetch(request).map { $0.name }, ["Spot", "Stray"])
+        request.predicate = NSPredicate(format: "owner == %@", bob.objectID)
+        XCTAssertEqual(try context.count(for: request), 1)
+    }
 }
