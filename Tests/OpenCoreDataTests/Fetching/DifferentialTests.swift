@@ -179,13 +179,19 @@ import Testing
         var random = Generator(state: 42)
         var mismatches: [String] = []
         var nonEmpty = 0
-        // Each store answers with its own objects for the `$GROUPn` variables (the group of code n),
-        // or with the error it gives, which must be the same.
+        // Each store answers with its own objects for the `$GROUPn` variables (the group of code n,
+        // fetched once per store), or with the error it gives, which must be the same.
+        var groupVariables: [ObjectIdentifier: [String: Any]] = [:]
+        for context in [reference.context] + others.map(\.context) {
+            groupVariables[ObjectIdentifier(context)] = try context.performAndWait {
+                let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
+                return Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+            }
+        }
         func ids(_ context: NSManagedObjectContext, _ request: NSFetchRequest<NSDictionary>) -> Result<[Int64], NSError> {
-            context.performAndWait {
+            let variables = groupVariables[ObjectIdentifier(context)]!
+            return context.performAndWait {
                 do {
-                    let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
-                    let variables = Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
                     let own = request.copy() as! NSFetchRequest<NSDictionary>
                     own.predicate = request.predicate?.withSubstitutionVariables(variables)
                     return .success(try context.fetch(own).map { $0["id"] as? Int64 ?? -1 })

@@ -203,11 +203,9 @@ struct SQLPredicateCompiler {
         let (inner, elementJoins) = try compileElementComparison(rest: rest, sub: sub, destination: destination, op: direct ? .equalTo : op, right: right, predicate: predicate,
                                                                  alias: alias, entity: entity)
         let rows = Self.joining(elementJoins, into: correlation)
-        if direct { return "EXISTS (SELECT 1 \(rows) AND \(inner))" }
         switch predicate.comparisonPredicateModifier {
-        case .any: return "EXISTS (SELECT 1 \(rows) AND \(inner))"
+        case .any, .direct: return "EXISTS (SELECT 1 \(rows) AND \(inner))"
         case .all: return "NOT EXISTS (SELECT 1 \(rows) AND NOT IFNULL(\(inner), 0))"
-        case .direct: return inner
         @unknown default: throw unsupported("the modifier", predicate)
         }
     }
