@@ -15,19 +15,53 @@ final class ContextAsParent: ParentStore {
 
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> FetchedRows {
         try context.performAndWait {
-            let objects = try context.fetch(request.asObjectRequest())
+            let objects = try context.fetch(translated(request).asObjectRequest())
             return FetchedRows(objects.lazy.compactMap { ($0 as? NSManagedObject).map { FetchedRow($0.objectID, Self.row(of: $0)) } })
         }
     }
 
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> Int {
-        try context.performAndWait { try context.count(for: request) }
+        try context.performAndWait { try context.count(for: translated(request)) }
     }
 
     func fetchDictionaries(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws -> [[String: Any]] {
         try context.performAndWait {
-            try context.fetch(request).compactMap { ($0 as? NSDictionary) as? [String: Any] }
+            try context.fetch(translated(request)).compactMap { ($0 as? NSDictionary) as? [String: Any] }
         }
+    }
+
+    /// The child's request with the child's objects in its predicate replaced by the parent's
+    /// objects of the same IDs: the parent judges its changed objects in memory, where an object
+    /// equals only itself. (On the parent's queue.)
+    private func translated(_ request: NSFetchRequest<NSFetchRequestResult>) -> NSFetchRequest<NSFetchRequestResult> {
+        guard let predicate = request.predicate else { return request }
+        let rewritten = predicate.rewritingLeaves { leaf, _ in
+            guard case .constant(let value?) = leaf.node, let own = parentObjects(for: value) else { return nil }
+            return NSExpression(forConstantValue: own)
+        }
+        if rewritten === predicate { return request }
+        let copy = request.copied()
+        copy.predicate = rewritten
+        return copy
+    }
+
+    /// A constant with the managed objects of other contexts in it (alone, or in an array or set)
+    /// replaced by the parent's, or nil when it holds none.
+    private func parentObjects(for value: Any) -> Any? {
+        func own(_ element: Any) -> Any? {
+            guard let object = element as? NSManagedObject, object.managedObjectContext !== context else { return nil }
+            return context.object(with: object.objectID)
+        }
+        if let single = own(value) { return single }
+        if let objects = value as? Set<NSManagedObject> {
+            guard objects.contains(where: { own($0) != nil }) else { return nil }
+            return Set(objects.map { own($0) as? NSManagedObject ?? $0 })
+        }
+        if let elements = value as? [Any] {
+            guard elements.contains(where: { own($0) != nil }) else { return nil }
+            return elements.map { own($0) ?? $0 }
+        }
+        return nil
     }
 
     func loadRow(_ objectID: NSManagedObjectID) throws -> StoredRow? {

@@ -65,7 +65,9 @@ extension NSManagedObject {
         if let set = values[relationship.slot] as? RelationshipSet { return set }
         var members: OrderedSet<NSManagedObject> = []
         var ids: [NSManagedObjectID] = []
-        if let context = managedObjectContext, !objectID.isTemporaryID {
+        // A temporary ID has no row in a store, but in a child context it may name an object
+        // the parent inserted: the parent holds its relationships.
+        if let context = managedObjectContext, !objectID.isTemporaryID || (context.parent != nil && !insertedFlag && !deletedFlag) {
             do {
                 ids = try context.loadToManyIDs(of: objectID, relationship: relationship)
             } catch {

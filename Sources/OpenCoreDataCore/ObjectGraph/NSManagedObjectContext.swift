@@ -526,7 +526,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                         snapshotBeforeChange(destination)
                         set.members.remove(object)
                         objectDidChange(destination)
-                    } else if destination.toOneDestinationID(inverse) == object.objectID {
+                    } else {
+                        // A destination still a fault (a to-many member not yet read) holds no
+                        // values to compare until it is fired.
+                        destination.fireFaultIfNeeded()
+                        guard destination.toOneDestinationID(inverse) == object.objectID else { continue }
                         snapshotBeforeChange(destination)
                         destination.values[inverse.slot] = nil
                         objectDidChange(destination)

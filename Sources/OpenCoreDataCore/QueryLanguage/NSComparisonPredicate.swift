@@ -170,10 +170,10 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         return ComparisonEvaluator.evaluate(self, object, context)
     }
 
-    override func substituting(_ variables: [String: Any]) -> NSPredicate {
-        if formatError != nil || variables.isEmpty { return self }
-        let left = leftExpression.substituting(variables)
-        let right = rightExpression.substituting(variables)
+    override func rewritingLeaves(bound: Set<String> = [], _ rewrite: (NSExpression, Set<String>) -> NSExpression?) -> NSPredicate {
+        if formatError != nil { return self }
+        let left = leftExpression.rewritingLeaves(bound: bound, rewrite)
+        let right = rightExpression.rewritingLeaves(bound: bound, rewrite)
         if left === leftExpression && right === rightExpression { return self }
         if let customSelector {
             return NSComparisonPredicate(leftExpression: left, rightExpression: right, customSelector: customSelector)

@@ -74,9 +74,9 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         }
     }
 
-    override func substituting(_ variables: [String: Any]) -> NSPredicate {
-        if formatError != nil || variables.isEmpty { return self }
-        let substituted = predicates.map { $0.substituting(variables) }
+    override func rewritingLeaves(bound: Set<String> = [], _ rewrite: (NSExpression, Set<String>) -> NSExpression?) -> NSPredicate {
+        if formatError != nil { return self }
+        let substituted = predicates.map { $0.rewritingLeaves(bound: bound, rewrite) }
         if zip(substituted, predicates).allSatisfy({ $0 === $1 }) { return self }
         return NSCompoundPredicate(type: compoundPredicateType, subpredicates: substituted)
     }

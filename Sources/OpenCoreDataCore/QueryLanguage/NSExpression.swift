@@ -495,39 +495,45 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
 
     // MARK: - Substitution
 
-    /// A copy with `$variables` found in `variables` replaced by constants. Subquery iterator
-    /// variables are left alone inside their subquery.
-    func substituting(_ variables: [String: Any]) -> NSExpression {
-        if variables.isEmpty { return self }
-        switch node {
-        case .constant, .evaluatedObject, .anyKey:
-            return self
-        case .variable(let name):
-            guard let value = variables[name] else { return self }
+    /// The leaf rewrite that replaces `$variables` found in `variables` by constants, leaving
+    /// subquery iterator variables alone inside their subquery.
+    static func substitution(of variables: [String: Any]) -> (NSExpression, Set<String>) -> NSExpression? {
+        { leaf, bound in
+            guard case .variable(let name) = leaf.node, !bound.contains(name), let value = variables[name] else { return nil }
             return NSExpression(forConstantValue: value)
+        }
+    }
+
+    /// A copy with each leaf (a constant or a variable) replaced by what `rewrite` returns for
+    /// it, or kept where it returns nil. `rewrite` also gets the subquery iterator variables
+    /// bound where the leaf is. Unchanged subtrees are shared, and an unchanged tree is `self`.
+    func rewritingLeaves(bound: Set<String> = [], _ rewrite: (NSExpression, Set<String>) -> NSExpression?) -> NSExpression {
+        func each(_ expression: NSExpression) -> NSExpression { expression.rewritingLeaves(bound: bound, rewrite) }
+        switch node {
+        case .constant, .variable:
+            return rewrite(self, bound) ?? self
+        case .evaluatedObject, .anyKey:
+            return self
         case .keyPath(let operand, let path, let components):
             guard let operand else { return self }
-            let substituted = operand.substituting(variables)
-            if substituted === operand { return self }
-            if substituted.expressionType == .evaluatedObject { return NSExpression(forKeyPath: path) }
-            return NSExpression(node: .keyPath(operand: substituted, path: path, components: components))
+            let rewritten = each(operand)
+            if rewritten === operand { return self }
+            if rewritten.expressionType == .evaluatedObject { return NSExpression(forKeyPath: path) }
+            return NSExpression(node: .keyPath(operand: rewritten, path: path, components: components))
         case .function(let name, let receiver, let arguments):
-            return NSExpression(node: .function(name: name, receiver: receiver?.substituting(variables),
-                                                arguments: arguments.map { $0.substituting(variables) }))
+            return NSExpression(node: .function(name: name, receiver: receiver.map(each), arguments: arguments.map(each)))
         case .aggregate(let items):
-            return NSExpression(node: .aggregate(items.map { $0.substituting(variables) }))
-        case .union(let a, let b): return NSExpression(node: .union(a.substituting(variables), b.substituting(variables)))
-        case .intersect(let a, let b): return NSExpression(node: .intersect(a.substituting(variables), b.substituting(variables)))
-        case .minus(let a, let b): return NSExpression(node: .minus(a.substituting(variables), b.substituting(variables)))
+            return NSExpression(node: .aggregate(items.map(each)))
+        case .union(let a, let b): return NSExpression(node: .union(each(a), each(b)))
+        case .intersect(let a, let b): return NSExpression(node: .intersect(each(a), each(b)))
+        case .minus(let a, let b): return NSExpression(node: .minus(each(a), each(b)))
         case .subquery(let collection, let variable, let predicate):
-            var inner = variables
-            inner.removeValue(forKey: variable)
-            return NSExpression(node: .subquery(collection: collection.substituting(variables), variable: variable,
-                                                predicate: predicate.substituting(inner)))
+            return NSExpression(node: .subquery(collection: each(collection), variable: variable,
+                                                predicate: predicate.rewritingLeaves(bound: bound.union([variable]), rewrite)))
         case .block(let block, let arguments):
-            return NSExpression(node: .block(block, arguments: arguments.map { $0.substituting(variables) }))
+            return NSExpression(node: .block(block, arguments: arguments.map(each)))
         case .conditional(let predicate, let t, let f):
-            return NSExpression(node: .conditional(predicate.substituting(variables), t.substituting(variables), f.substituting(variables)))
+            return NSExpression(node: .conditional(predicate.rewritingLeaves(bound: bound, rewrite), each(t), each(f)))
         }
     }
 }

@@ -127,8 +127,15 @@ open class NSPredicate: @unchecked Sendable, Hashable, CustomStringConvertible, 
         (substituting(variables) as? Self) ?? self
     }
 
-    /// Substitution entry point overridden by the subclasses.
+    /// A copy with `$variables` found in `variables` replaced by constants.
     func substituting(_ variables: [String: Any]) -> NSPredicate {
+        if variables.isEmpty { return self }
+        return rewritingLeaves(NSExpression.substitution(of: variables))
+    }
+
+    /// A copy with the leaves of its expressions rewritten (see
+    /// `NSExpression.rewritingLeaves`); overridden by the subclasses that hold expressions.
+    func rewritingLeaves(bound: Set<String> = [], _ rewrite: (NSExpression, Set<String>) -> NSExpression?) -> NSPredicate {
         self
     }
 

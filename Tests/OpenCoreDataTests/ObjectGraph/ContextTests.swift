@@ -185,6 +185,69 @@ import Testing
         #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 2)
     }
 
+    /// Nullify reaches related objects that are still faults: deleting a department fetched in a
+    /// fresh context (or a child context) clears the department of employees never read there.
+    @Test(arguments: [false, true]) func deleteRulesReachFaults(inChild: Bool) throws {
+        let (context, coordinator) = try make()
+        let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+        department.setValue("R&D", forKey: "name")
+        for name in ["Ann", "Bob", "Cy"] { employee(name, in: context).setValue(department, forKey: "department") }
+        try context.save()
+
+        let fresh = TestSupport.context(coordinator)
+        let working: NSManagedObjectContext
+        if inChild {
+            working = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            working.parent = fresh
+        } else {
+            working = fresh
+        }
+        let fetched = try #require(try working.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department")).first)
+        working.delete(fetched)
+        #expect(working.updatedObjects.count == 3, "the three employees lose their department")
+        try working.save()
+        if inChild { try fresh.save() }
+
+        let check = TestSupport.context(coordinator)
+        let employees = try check.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+        #expect(employees.count == 3)
+        #expect(employees.allSatisfy { $0.value(forKey: "department") == nil })
+    }
+
+    /// A child context sees its parent's unsaved changes: the to-many relationships of objects
+    /// the parent inserted, and its changed relationships in fetches by object
+    /// (`department == %@` with the child's own object).
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType]) func childSeesParentsUnsavedRelationships(storeType: String) throws {
+        let (parent, _) = try make(storeType)
+        let research = NSEntityDescription.insertNewObject(forEntityName: "Department", into: parent)
+        research.setValue("Research", forKey: "name")
+        let sales = NSEntityDescription.insertNewObject(forEntityName: "Department", into: parent)
+        sales.setValue("Sales", forKey: "name")
+        let ann = employee("Ann", in: parent)
+        ann.setValue(sales, forKey: "department")
+        try parent.save()
+        // Unsaved in the parent: a new department with two employees, and Ann moved to Research.
+        let design = NSEntityDescription.insertNewObject(forEntityName: "Department", into: parent)
+        design.setValue("Design", forKey: "name")
+        for name in ["Bob", "Cy"] { employee(name, in: parent).setValue(design, forKey: "department") }
+        ann.setValue(research, forKey: "department")
+
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        let childDesign = child.object(with: design.objectID)
+        #expect((childDesign.value(forKey: "employees") as? Set<NSManagedObject>)?.count == 2)
+        let staffed = NSFetchRequest<NSManagedObject>(entityName: "Department")
+        staffed.predicate = NSPredicate(format: "employees.@count > 0")
+        #expect(Set(try child.fetch(staffed).map { $0.value(forKey: "name") as? String }) == ["Design", "Research"])
+
+        let inResearch = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        inResearch.predicate = NSPredicate(format: "department == %@", child.object(with: research.objectID))
+        #expect(try child.fetch(inResearch).map { $0.value(forKey: "name") as? String } == ["Ann"])
+        #expect(try child.count(for: inResearch) == 1)
+        inResearch.predicate = NSPredicate(format: "department IN %@", [child.object(with: sales.objectID), childDesign])
+        #expect(Set(try child.fetch(inResearch).map { $0.value(forKey: "name") as? String }) == ["Bob", "Cy"])
+    }
+
     @Test func validationErrorsKeepTheContextIntact() throws {
         let (context, coordinator) = try make()
         let nameless = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
