@@ -17,8 +17,8 @@ public let patience: TimeInterval = 120
 /// deadline counted only in seconds then fails a test for time it never had. Counting checks
 /// stretches the wait by however long the test went without a thread.
 ///
-/// Between checks the task sleeps, giving its thread back. It runs on the caller's actor, so the
-/// condition may read the caller's state.
+/// Between checks the task sleeps, giving its thread back, and waits for a turn on the shared
+/// pool. It runs on the caller's actor, so the condition may read the caller's state.
 public func eventually(
     within seconds: TimeInterval = patience, every interval: Duration = .milliseconds(10),
     isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool
@@ -32,6 +32,10 @@ public func eventually(
         checks += 1
         guard clock.now < deadline || checks < checksOwed else { return false }
         try await Task.sleep(for: interval)
+        // A check counts only once the shared pool has had a turn: a test on the main actor
+        // keeps checking while other tests hold every pool thread, and what it waits for (an
+        // async observer's task) may need one.
+        await Task.detached {}.value
     }
     return true
 }

@@ -12,10 +12,10 @@ enum DictionaryResults {
         if groupKeys.isEmpty && !aggregates {
             results = readers.map { row(for: [$0], requested: requested) }
         } else {
-            var order: [[AnyHashable]] = []
-            var groups: [[AnyHashable]: [RowReader]] = [:]
+            var order: [[GroupingValue]] = []
+            var groups: [[GroupingValue]: [RowReader]] = [:]
             for reader in readers {
-                let key = groupKeys.map { (KeyPathWalker.value(of: reader, forKeyPath: $0) as? AnyHashable) ?? AnyHashable(NSNull()) }
+                let key = groupKeys.map { GroupingValue(KeyPathWalker.value(of: reader, forKeyPath: $0)) }
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: []].append(reader)
             }
@@ -24,8 +24,8 @@ enum DictionaryResults {
             if let having = request.havingPredicate { results = results.filter { having.evaluate(with: $0) } }
         }
         if request.returnsDistinctResults {
-            var seen = Set<[String: AnyHashable]>()
-            results = results.filter { seen.insert($0.compactMapValues { $0 as? AnyHashable }).inserted }
+            var seen = Set<[String: GroupingValue]>()
+            results = results.filter { seen.insert($0.mapValues { GroupingValue($0) }).inserted }
         }
         if groupKeys.isEmpty && !aggregates { return results }
         if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
@@ -85,6 +85,39 @@ enum DictionaryResults {
         case .floatAttributeType: return Float(number)
         case .decimalAttributeType: return Decimal(number)
         default: return value
+        }
+    }
+}
+
+/// A value as rows are grouped or told apart by it, as SQL does: a number by its value whatever
+/// its type (`true`, `1`, `Int32(1)`, `1.0` and an `NSNumber` of 1 are one group), an object by
+/// its ID, and nil as one group. (`AnyHashable` can't serve: on Linux an `NSNumber` of a Boolean
+/// equals the integer 1 but hashes differently, which breaks a `Dictionary`.)
+private enum GroupingValue: Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case date(Double)
+    case string(String)
+    case other(AnyHashable)
+
+    init(_ value: Any?) {
+        switch value {
+        case nil, is NSNull: self = .null
+        case let string as String: self = .string(string)
+        case let date as Date: self = .date(date.timeIntervalSinceReferenceDate)
+        case let bool as Bool: self = .integer(bool ? 1 : 0)
+        case let reader as RowReader: self = .other(reader.id)
+        case let value?:
+            if let integer = AttributeValueCoding.exactInteger(value) {
+                self = .integer(integer)
+            } else if let number = AttributeValueCoding.numericValue(value) {
+                self = .real(number)
+            } else if let hashable = value as? AnyHashable {
+                self = .other(hashable)
+            } else {
+                self = .other(ObjectIdentifier(value as AnyObject))
+            }
         }
     }
 }

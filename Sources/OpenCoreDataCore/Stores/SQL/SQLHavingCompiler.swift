@@ -29,7 +29,8 @@ struct SQLHavingCompiler {
         let left = try operand(comparison.leftExpression)
         let right = try operand(comparison.rightExpression)
         let operators: [NSComparisonPredicate.Operator: String] = [
-            .equalTo: "=", .notEqualTo: "<>", .lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">=",
+            // `IS` and `IS NOT`: nil equals nil and differs from a value, as `evaluate(with:)` has it.
+            .equalTo: "IS", .notEqualTo: "IS NOT", .lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">=",
         ]
         guard let op = operators[comparison.predicateOperatorType] else {
             throw CoreDataError.make(.unsupportedRequest, "The SQLite store can't use the operator of \(predicate) in a having predicate.")
