@@ -79,8 +79,16 @@ import Testing
             try DifferentialTests.populate(context)
             return context
         }
-        let names = ["SQL", "memory", "binary"]
         let count = (Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000) / 4
+        let (mismatches, answered) = Self.compare(count: count, zip(["SQL", "memory", "binary"], contexts).map { ($0, $1) })
+        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        #expect(answered > count / 2, "most generated requests are answered")
+    }
+
+    /// Runs `count` generated requests through each context (in its `performAndWait`) and
+    /// compares every answer with the first context's: up to 10 descriptions of requests whose
+    /// answers differ, and how many the first answered.
+    static func compare(count: Int, _ contexts: [(name: String, context: NSManagedObjectContext)]) -> (mismatches: [String], answered: Int) {
         var random = Generator(state: 99)
         var mismatches: [String] = []
         var answered = 0
@@ -88,13 +96,15 @@ import Testing
             let request = Self.request(&random)
             // `$GROUPn` variables aren't substituted here: requests that name them are skipped.
             if request.predicate?.predicateFormat.contains("$GROUP") == true { continue }
-            let answers: [Result<[String], NSError>] = contexts.map { context in
-                do {
-                    let rows = try context.fetch(request).map(Self.describe)
-                    // Without sort descriptors the order isn't defined; with them, ties aren't.
-                    return .success(request.sortDescriptors == nil ? rows.sorted() : rows)
-                } catch {
-                    return .failure(error as NSError)
+            let answers: [Result<[String], NSError>] = contexts.map { _, context in
+                context.performAndWait {
+                    do {
+                        let rows = try context.fetch(request).map(Self.describe)
+                        // Without sort descriptors the order isn't defined.
+                        return .success(request.sortDescriptors == nil ? rows.sorted() : rows)
+                    } catch {
+                        return .failure(error as NSError)
+                    }
                 }
             }
             if case .success = answers[0] { answered += 1 }
@@ -105,12 +115,11 @@ import Testing
                 default: false
                 }
                 if !same && mismatches.count < 10 {
-                    mismatches.append("\(Self.summary(request)): SQL \(Self.brief(answers[0])) vs \(names[index]) \(Self.brief(answer))")
+                    mismatches.append("\(Self.summary(request)): \(contexts[0].name) \(Self.brief(answers[0])) vs \(contexts[index].name) \(Self.brief(answer))")
                 }
             }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
-        #expect(answered > count / 2, "most generated requests are answered")
+        return (mismatches, answered)
     }
 
     /// Whether rows the sort descriptors call equal may come in any order: when some fetched

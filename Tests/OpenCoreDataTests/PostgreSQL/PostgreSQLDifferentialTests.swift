@@ -27,6 +27,22 @@ struct PostgreSQLDifferentialTests {
         #expect(nonEmpty > count / 4, "the generated predicates select something")
     }
 
+    /// The generated dictionary requests of `DictionaryDifferentialTests` (grouping, aggregates,
+    /// having, distinct): the same rows from the SQLite and PostgreSQL stores.
+    @Test func sqliteAndPostgreSQLAgreeOnDictionaries() throws {
+        let database = PostgreSQLStoreTests.Database()
+        let model = DifferentialTests.model()
+        let server = try database.context(model)
+        let (sqlite, _) = try TestSupport.coordinator(model, type: NSSQLiteStoreType)
+        let sqliteContext = TestSupport.context(sqlite)
+        try server.performAndWait { try DifferentialTests.populate(server) }
+        try DifferentialTests.populate(sqliteContext)
+        let count = (Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 300) / 2
+        let (mismatches, answered) = DictionaryDifferentialTests.compare(count: count, [("SQLite", sqliteContext), ("PostgreSQL", server)])
+        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        #expect(answered > count / 2, "most generated requests are answered")
+    }
+
     /// Names whose matches a database would get wrong if the string conditions it runs were
     /// taken as the answer: a Kelvin sign (canonically `K`), a ligature (`ﬁ` folds to `fi`), a
     /// decomposed `é`, `ß` (folds to `ss`), LIKE's own wildcards; ASCII constants narrow the rows
