@@ -43,6 +43,21 @@ struct PostgreSQLDifferentialTests {
         #expect(answered > count / 2, "most generated requests are answered")
     }
 
+    /// The generated predicates as batch updates on the server: the objects a fetch finds.
+    @Test func batchUpdatesSelectWhatFetchesSelect() throws {
+        let database = PostgreSQLStoreTests.Database()
+        let server = try database.context(DifferentialTests.model())
+        let variables = try server.performAndWait {
+            try DifferentialTests.populate(server)
+            let groups = try server.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
+            return Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+        }
+        let count = (Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 300) / 2
+        let (mismatches, nonEmpty) = try BatchRequestDifferentialTests.compareUpdates(count: count, server, variables)
+        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        #expect(nonEmpty > count / 4, "the generated predicates select something")
+    }
+
     /// Names whose matches a database would get wrong if the string conditions it runs were
     /// taken as the answer: a Kelvin sign (canonically `K`), a ligature (`ﬁ` folds to `fi`), a
     /// decomposed `é`, `ß` (folds to `ss`), LIKE's own wildcards; ASCII constants narrow the rows
