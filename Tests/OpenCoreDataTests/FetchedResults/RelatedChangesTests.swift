@@ -33,6 +33,64 @@ import Testing
         return sections.map(\.1)
     }
 
+    /// A one-to-one relationship the controller sorts through: renaming the related object moves
+    /// its source, saved here or merged from another context's save, also when the related
+    /// object was refreshed into a fault first.
+    @Test(arguments: [false, true]) func aRefreshedOneToOneDestinationIsFollowed(refreshing: Bool) throws {
+        let person = NSEntityDescription(name: "Person")
+        let passport = NSEntityDescription(name: "Passport")
+        let personPassport = NSRelationshipDescription(name: "passport", destination: passport)
+        let passportPerson = NSRelationshipDescription(name: "holder", destination: person)
+        personPassport.inverseRelationship = passportPerson
+        passportPerson.inverseRelationship = personPassport
+        person.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType), personPassport]
+        passport.properties = [NSAttributeDescription(name: "number", type: .stringAttributeType), passportPerson]
+        let model = NSManagedObjectModel()
+        model.entities = [person, passport]
+        let (coordinator, _) = try TestSupport.coordinator(model)
+        let context = TestSupport.context(coordinator)
+        var passports: [NSManagedObject] = []
+        for (name, number) in [("Ann", "C3"), ("Bob", "A1"), ("Cy", "B2")] {
+            let holder = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            holder.setValue(name, forKey: "name")
+            let document = NSEntityDescription.insertNewObject(forEntityName: "Passport", into: context)
+            document.setValue(number, forKey: "number")
+            document.setValue(holder, forKey: "holder")
+            passports.append(document)
+        }
+        try context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.sortDescriptors = [NSSortDescriptor(key: "passport.number", ascending: true)]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+        let table = TestTableView()
+        controller.delegate = table
+        try controller.performFetch()
+        table.reload(from: controller)
+        #expect(controller.fetchedObjects?.map { $0.value(forKey: "name") as? String } == ["Bob", "Cy", "Ann"])
+        if refreshing {
+            context.refresh(passports[0], mergeChanges: false)
+            context.processPendingChanges()
+            #expect(passports[0].isFault)
+        }
+        passports[0].setValue("A0", forKey: "number")
+        try context.save()
+        #expect(controller.fetchedObjects?.map { $0.value(forKey: "name") as? String } == ["Ann", "Bob", "Cy"])
+        // The same through another context's save, merged here, onto a faulted passport.
+        if refreshing {
+            context.refresh(passports[2], mergeChanges: false)
+            context.processPendingChanges()
+        }
+        let other = TestSupport.context(coordinator)
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        other.object(with: passports[2].objectID).setValue("0", forKey: "number")
+        try other.save()
+        #expect(controller.fetchedObjects?.map { $0.value(forKey: "name") as? String } == ["Cy", "Ann", "Bob"])
+        #expect(table.failures.isEmpty, "\(table.failures)")
+    }
+
     @Test func renamingADepartmentMovesItsEmployees() throws {
         let (context, departments) = try company()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
