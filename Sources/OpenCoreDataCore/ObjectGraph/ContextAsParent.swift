@@ -50,6 +50,9 @@ final class ContextAsParent: ParentStore {
     private func parentObjects(for value: Any) -> Any? {
         func own(_ element: Any) -> Any? {
             guard let object = element as? NSManagedObject, object.managedObjectContext !== context else { return nil }
+            // An object the child inserted and hasn't saved is not the parent's: no fault for it
+            // here (the child's save registers it), and nothing here points at it.
+            if object.objectID.isTemporaryID { return context.registeredObject(for: object.objectID) }
             return context.object(with: object.objectID)
         }
         if let single = own(value) { return single }

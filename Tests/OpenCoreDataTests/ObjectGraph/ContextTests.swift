@@ -248,6 +248,27 @@ import Testing
         #expect(Set(try child.fetch(inResearch).map { $0.value(forKey: "name") as? String }) == ["Bob", "Cy"])
     }
 
+    /// A child's fetch by an object the child inserted and hasn't saved finds the child's objects
+    /// that point at it, and leaves the parent able to take the object when the child saves.
+    @Test func aChildsFetchByItsNewObjectThenSaves() throws {
+        let (parent, coordinator) = try make()
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        let design = NSEntityDescription.insertNewObject(forEntityName: "Department", into: child)
+        design.setValue("Design", forKey: "name")
+        employee("Ann", in: child).setValue(design, forKey: "department")
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.predicate = NSPredicate(format: "department == %@", design)
+        #expect(try child.fetch(request).map { $0.value(forKey: "name") as? String } == ["Ann"])
+        #expect(try child.count(for: request) == 1)
+        try child.save()
+        try parent.save()
+        let check = TestSupport.context(coordinator)
+        let saved = try check.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department"))
+        #expect(saved.map { $0.value(forKey: "name") as? String } == ["Design"])
+        #expect((saved.first?.value(forKey: "employees") as? Set<NSManagedObject>)?.count == 1)
+    }
+
     @Test func validationErrorsKeepTheContextIntact() throws {
         let (context, coordinator) = try make()
         let nameless = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
