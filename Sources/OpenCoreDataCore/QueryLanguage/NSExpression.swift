@@ -509,6 +509,16 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
     /// bound where the leaf is. Unchanged subtrees are shared, and an unchanged tree is `self`.
     func rewritingLeaves(bound: Set<String> = [], _ rewrite: (NSExpression, Set<String>) -> NSExpression?) -> NSExpression {
         func each(_ expression: NSExpression) -> NSExpression { expression.rewritingLeaves(bound: bound, rewrite) }
+        /// The rewritten expressions, or nil when every one is unchanged.
+        func all(_ expressions: [NSExpression]) -> [NSExpression]? {
+            let rewritten = expressions.map(each)
+            return zip(rewritten, expressions).allSatisfy({ $0 === $1 }) ? nil : rewritten
+        }
+        /// The node with two rewritten operands, or self when neither changed.
+        func pair(_ a: NSExpression, _ b: NSExpression, _ make: (NSExpression, NSExpression) -> Node) -> NSExpression {
+            let (newA, newB) = (each(a), each(b))
+            return newA === a && newB === b ? self : NSExpression(node: make(newA, newB))
+        }
         switch node {
         case .constant, .variable:
             return rewrite(self, bound) ?? self
@@ -521,19 +531,27 @@ open class NSExpression: @unchecked Sendable, Hashable, CustomStringConvertible 
             if rewritten.expressionType == .evaluatedObject { return NSExpression(forKeyPath: path) }
             return NSExpression(node: .keyPath(operand: rewritten, path: path, components: components))
         case .function(let name, let receiver, let arguments):
-            return NSExpression(node: .function(name: name, receiver: receiver.map(each), arguments: arguments.map(each)))
+            let newReceiver = receiver.map(each)
+            let newArguments = all(arguments)
+            if newReceiver === receiver && newArguments == nil { return self }
+            return NSExpression(node: .function(name: name, receiver: newReceiver, arguments: newArguments ?? arguments))
         case .aggregate(let items):
-            return NSExpression(node: .aggregate(items.map(each)))
-        case .union(let a, let b): return NSExpression(node: .union(each(a), each(b)))
-        case .intersect(let a, let b): return NSExpression(node: .intersect(each(a), each(b)))
-        case .minus(let a, let b): return NSExpression(node: .minus(each(a), each(b)))
+            return all(items).map { NSExpression(node: .aggregate($0)) } ?? self
+        case .union(let a, let b): return pair(a, b) { .union($0, $1) }
+        case .intersect(let a, let b): return pair(a, b) { .intersect($0, $1) }
+        case .minus(let a, let b): return pair(a, b) { .minus($0, $1) }
         case .subquery(let collection, let variable, let predicate):
-            return NSExpression(node: .subquery(collection: each(collection), variable: variable,
-                                                predicate: predicate.rewritingLeaves(bound: bound.union([variable]), rewrite)))
+            let newCollection = each(collection)
+            let newPredicate = predicate.rewritingLeaves(bound: bound.union([variable]), rewrite)
+            if newCollection === collection && newPredicate === predicate { return self }
+            return NSExpression(node: .subquery(collection: newCollection, variable: variable, predicate: newPredicate))
         case .block(let block, let arguments):
-            return NSExpression(node: .block(block, arguments: arguments.map(each)))
+            return all(arguments).map { NSExpression(node: .block(block, arguments: $0)) } ?? self
         case .conditional(let predicate, let t, let f):
-            return NSExpression(node: .conditional(predicate.rewritingLeaves(bound: bound, rewrite), each(t), each(f)))
+            let newPredicate = predicate.rewritingLeaves(bound: bound, rewrite)
+            let (newT, newF) = (each(t), each(f))
+            if newPredicate === predicate && newT === t && newF === f { return self }
+            return NSExpression(node: .conditional(newPredicate, newT, newF))
         }
     }
 }

@@ -3,6 +3,17 @@ import OpenCoreData
 @testable import OpenCoreDataCore
 import Testing
 
+/// A controller over `request`, fetched, with a table that applies its callbacks.
+private func tracked(_ request: NSFetchRequest<NSManagedObject>, in context: NSManagedObjectContext,
+                     sectionNameKeyPath: String?) throws -> (NSFetchedResultsController<NSManagedObject>, TestTableView) {
+    let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: nil)
+    let table = TestTableView()
+    controller.delegate = table
+    try controller.performFetch()
+    table.reload(from: controller)
+    return (controller, table)
+}
+
 /// Beyond Apple: renaming a department updates a controller whose sections, sort or predicate
 /// read `department.name`.
 @Suite struct RelatedChangesTests {
@@ -61,11 +72,7 @@ import Testing
         try context.save()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
         request.sortDescriptors = [NSSortDescriptor(key: "passport.number", ascending: true)]
-        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-        let table = TestTableView()
-        controller.delegate = table
-        try controller.performFetch()
-        table.reload(from: controller)
+        let (controller, table) = try tracked(request, in: context, sectionNameKeyPath: nil)
         #expect(controller.fetchedObjects?.map { $0.value(forKey: "name") as? String } == ["Bob", "Cy", "Ann"])
         if refreshing {
             context.refresh(passports[0], mergeChanges: false)
@@ -95,11 +102,7 @@ import Testing
         let (context, departments) = try company()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         request.sortDescriptors = [NSSortDescriptor(key: "department.name", ascending: true), NSSortDescriptor(key: "name", ascending: true)]
-        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "department.name", cacheName: nil)
-        let table = TestTableView()
-        controller.delegate = table
-        try controller.performFetch()
-        table.reload(from: controller)
+        let (controller, table) = try tracked(request, in: context, sectionNameKeyPath: "department.name")
         #expect(controller.sections?.map(\.name) == ["Engineering", "Marketing", "Sales"])
         departments[0].setValue("Zoology", forKey: "name")
         try context.save()
@@ -115,11 +118,7 @@ import Testing
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         request.predicate = NSPredicate(format: "department.name == %@", "Sales")
         request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
-        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-        let table = TestTableView()
-        controller.delegate = table
-        try controller.performFetch()
-        table.reload(from: controller)
+        let (controller, table) = try tracked(request, in: context, sectionNameKeyPath: nil)
         #expect(controller.fetchedObjects?.count == 3)
         departments[2].setValue("Former Sales", forKey: "name")
         departments[1].setValue("Sales", forKey: "name")
@@ -142,11 +141,7 @@ import Testing
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
         request.fetchLimit = 3
-        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-        let table = TestTableView()
-        controller.delegate = table
-        try controller.performFetch()
-        table.reload(from: controller)
+        let (controller, table) = try tracked(request, in: context, sectionNameKeyPath: nil)
         let names = { controller.fetchedObjects?.compactMap { $0.value(forKey: "name") as? String } }
         #expect(names() == ["E00", "E01", "E02"])
         let first = try #require(controller.fetchedObjects?.first)

@@ -12,15 +12,14 @@ import Testing
 @Suite struct BatchRequestDifferentialTests {
     typealias Generator = DifferentialTests.Generator
 
-    static var count: Int { Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000 }
+    static var count: Int { DifferentialTests.requestCount(default: 2000) }
 
     /// A context on a new SQLite store holding the generated objects, and its `$GROUPn` variables.
     static func populatedStore() throws -> (NSManagedObjectContext, [String: Any]) {
         let (coordinator, _) = try TestSupport.coordinator(DifferentialTests.model(), type: NSSQLiteStoreType)
         let context = TestSupport.context(coordinator)
         try DifferentialTests.populate(context)
-        let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
-        return (context, Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) }))
+        return (context, try DifferentialTests.groupVariables(context))
     }
 
     /// The `id`s of the items a fetch with `predicate` finds, or its error.
@@ -33,14 +32,6 @@ import Testing
             return .success(Set(try context.fetch(request).compactMap { $0["id"] as? Int64 }))
         } catch {
             return .failure(error as NSError)
-        }
-    }
-
-    static func same(_ a: Result<Set<Int64>, NSError>, _ b: Result<Set<Int64>, NSError>) -> Bool {
-        switch (a, b) {
-        case (.success(let x), .success(let y)): x == y
-        case (.failure(let x), .failure(let y)): x.domain == y.domain && x.code == y.code
-        default: false
         }
     }
 
@@ -75,7 +66,7 @@ import Testing
                     return (expected, .failure(error as NSError))
                 }
             }
-            if !Self.same(expected, updated) && mismatches.count < 10 {
+            if !DifferentialTests.sameAnswer(expected, updated) && mismatches.count < 10 {
                 mismatches.append("\(predicate): fetch \(expected) vs batch update \(updated)")
             }
             if case .success(let ids) = updated, !ids.isEmpty { nonEmpty += 1 }
@@ -105,7 +96,7 @@ import Testing
             } catch {
                 removed = .failure(error as NSError)
             }
-            if !Self.same(expected, removed) && mismatches.count < 10 {
+            if !DifferentialTests.sameAnswer(expected, removed) && mismatches.count < 10 {
                 mismatches.append("\(predicate): fetch \(expected) vs batch delete \(removed)")
             }
             if case .success(let ids) = removed, !ids.isEmpty { nonEmpty += 1 }

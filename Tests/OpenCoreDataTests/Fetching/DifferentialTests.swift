@@ -25,6 +25,26 @@ import Testing
         mutating func chance(_ percent: Int) -> Bool { int(0..<100) < percent }
     }
 
+    /// `OPENCOREDATA_DIFFERENTIAL_COUNT`, or `fallback` when it isn't set.
+    static func requestCount(default fallback: Int) -> Int {
+        Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? fallback
+    }
+
+    /// A context's groups as the `$GROUPn` variables of the generated predicates (`n` its code).
+    static func groupVariables(_ context: NSManagedObjectContext) throws -> [String: Any] {
+        let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
+        return Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+    }
+
+    /// Whether two stores gave the same answer: equal results, or errors of the same domain and code.
+    static func sameAnswer<T: Equatable>(_ a: Result<T, NSError>, _ b: Result<T, NSError>) -> Bool {
+        switch (a, b) {
+        case (.success(let x), .success(let y)): x == y
+        case (.failure(let x), .failure(let y)): x.domain == y.domain && x.code == y.code
+        default: false
+        }
+    }
+
     static let words = ["apple", "Apple", "APPLE", "éclair", "Eclair", "zebra", "Zoë", "zoe", "item2", "item10", "Item1", "straße", "strasse", "naïve", "naive", "", "a b", "ω", "東京", "42"]
 
     static func model() -> NSManagedObjectModel {
@@ -165,7 +185,7 @@ import Testing
         let (binary, _) = try TestSupport.coordinator(model, type: NSBinaryStoreType)
         let contexts = [sqlite, memory, binary].map { TestSupport.context($0) }
         for context in contexts { try Self.populate(context) }
-        let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000
+        let count = Self.requestCount(default: 2000)
         let (mismatches, nonEmpty) = try Self.compare(count: count, ("SQL", contexts[0]), ("memory", contexts[1]), ("binary", contexts[2]))
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         #expect(nonEmpty > count / 4, "the generated predicates select something")
@@ -181,15 +201,12 @@ import Testing
         var nonEmpty = 0
         // Each store answers with its own objects for the `$GROUPn` variables (the group of code n,
         // fetched once per store), or with the error it gives, which must be the same.
-        var groupVariables: [ObjectIdentifier: [String: Any]] = [:]
+        var variablesByContext: [ObjectIdentifier: [String: Any]] = [:]
         for context in [reference.context] + others.map(\.context) {
-            groupVariables[ObjectIdentifier(context)] = try context.performAndWait {
-                let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
-                return Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
-            }
+            variablesByContext[ObjectIdentifier(context)] = try context.performAndWait { try groupVariables(context) }
         }
         func ids(_ context: NSManagedObjectContext, _ request: NSFetchRequest<NSDictionary>) -> Result<[Int64], NSError> {
-            let variables = groupVariables[ObjectIdentifier(context)]!
+            let variables = variablesByContext[ObjectIdentifier(context)]!
             return context.performAndWait {
                 do {
                     let own = request.copy() as! NSFetchRequest<NSDictionary>
@@ -218,11 +235,7 @@ import Testing
             if case .success(let found) = expected, !found.isEmpty { nonEmpty += 1 }
             for other in others {
                 let answer = ids(other.context, request)
-                let same = switch (expected, answer) {
-                case (.success(let a), .success(let b)): a == b
-                case (.failure(let a), .failure(let b)): a.domain == b.domain && a.code == b.code
-                default: false
-                }
+                let same = sameAnswer(expected, answer)
                 if !same && mismatches.count < 10 {
                     mismatches.append("\(request.predicate!) sorted by \(request.sortDescriptors!.map(\.description)): \(reference.name) \(describe(expected)) vs \(other.name) \(describe(answer))")
                 }

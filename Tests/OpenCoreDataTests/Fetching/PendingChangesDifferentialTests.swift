@@ -44,7 +44,7 @@ import Testing
             context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
             context.parent = root
         }
-        let total = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 2000
+        let total = DifferentialTests.requestCount(default: 2000)
         // Each request runs three ways (objects, IDs, a count): half the count spread over the cases.
         let perRound = max(20, total / (Self.storeTypes.count * Layout.allCases.count * 3 * 2))
         var random = Generator(state: 7 &+ UInt64(storeType.utf8.count) &* 31 &+ (layout == .context ? 0 : 1))
@@ -115,21 +115,18 @@ import Testing
         let stored = NSFetchRequest<NSManagedObject>(entityName: "Item")
         stored.includesPendingChanges = false
         var objects = try context.fetch(stored)
+        var ancestorsDeleted = Set<NSManagedObjectID>()
         var chain: NSManagedObjectContext? = context
         while let current = chain {
-            // Objects inserted in this context or an ancestor, seen from `context`.
+            // Objects inserted in this context or an ancestor, seen from `context`; an
+            // ancestor's deleted objects are gone for it too.
             for inserted in current.insertedObjects where inserted.entity.name == "Item" {
                 objects.append(current === context ? inserted : context.object(with: inserted.objectID))
             }
+            if current !== context { ancestorsDeleted.formUnion(current.deletedObjects.map(\.objectID)) }
             chain = current.parent
         }
         var seen = Set<NSManagedObjectID>()
-        var ancestorsDeleted = Set<NSManagedObjectID>()
-        chain = context.parent
-        while let current = chain {
-            for deleted in current.deletedObjects { ancestorsDeleted.insert(deleted.objectID) }
-            chain = current.parent
-        }
         return objects.filter { object in
             !object.isDeleted && !ancestorsDeleted.contains(object.objectID) && seen.insert(object.objectID).inserted
         }
@@ -146,8 +143,7 @@ import Testing
     /// out from `allItems`: descriptions of those that differ.
     static func compare(_ context: NSManagedObjectContext, requests count: Int, _ random: inout Generator, round: Int) throws -> [String] {
         let everything = try allItems(context)
-        let groups = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
-        let variables = Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+        let variables = try DifferentialTests.groupVariables(context)
         func ids(_ objects: [NSManagedObject]) -> [Int64] { objects.map { $0.value(forKey: "id") as? Int64 ?? -1 } }
         var mismatches: [String] = []
         var made = 0

@@ -21,7 +21,7 @@ struct PostgreSQLDifferentialTests {
         try server.performAndWait { try DifferentialTests.populate(server) }
         try DifferentialTests.populate(memoryContext)
         try DifferentialTests.populate(sqliteContext)
-        let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 300
+        let count = DifferentialTests.requestCount(default: 300)
         let (mismatches, nonEmpty) = try DifferentialTests.compare(count: count, ("memory", memoryContext), ("SQLite", sqliteContext), ("PostgreSQL", server))
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         #expect(nonEmpty > count / 4, "the generated predicates select something")
@@ -37,7 +37,7 @@ struct PostgreSQLDifferentialTests {
         let sqliteContext = TestSupport.context(sqlite)
         try server.performAndWait { try DifferentialTests.populate(server) }
         try DifferentialTests.populate(sqliteContext)
-        let count = (Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 300) / 2
+        let count = DifferentialTests.requestCount(default: 300) / 2
         let (mismatches, answered) = DictionaryDifferentialTests.compare(count: count, [("SQLite", sqliteContext), ("PostgreSQL", server)])
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         #expect(answered > count / 2, "most generated requests are answered")
@@ -49,10 +49,9 @@ struct PostgreSQLDifferentialTests {
         let server = try database.context(DifferentialTests.model())
         let variables = try server.performAndWait {
             try DifferentialTests.populate(server)
-            let groups = try server.fetch(NSFetchRequest<NSManagedObject>(entityName: "Group"))
-            return Dictionary(uniqueKeysWithValues: groups.map { ("GROUP\($0.value(forKey: "code") as! Int64)", $0 as Any) })
+            return try DifferentialTests.groupVariables(server)
         }
-        let count = (Int(ProcessInfo.processInfo.environment["OPENCOREDATA_DIFFERENTIAL_COUNT"] ?? "") ?? 300) / 2
+        let count = DifferentialTests.requestCount(default: 300) / 2
         let (mismatches, nonEmpty) = try BatchRequestDifferentialTests.compareUpdates(count: count, server, variables)
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         #expect(nonEmpty > count / 4, "the generated predicates select something")
