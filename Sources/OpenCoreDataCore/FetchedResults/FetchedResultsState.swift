@@ -647,8 +647,10 @@ final class FetchedResultsState {
             for related in changed where related.entity.isKindOf(entity: destination) && !related.isDeleted {
                 if inverse.isToMany {
                     affected += related.relationshipSet(for: inverse).members
-                } else if let source = related.toOneDestination(inverse) {
-                    affected.append(source)
+                } else {
+                    // A refreshed object may be a fault again: its values are read once it fires.
+                    related.fireFaultIfNeeded()
+                    if let source = related.toOneDestination(inverse) { affected.append(source) }
                 }
             }
         }

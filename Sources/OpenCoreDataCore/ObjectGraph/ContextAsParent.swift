@@ -113,6 +113,10 @@ final class ContextAsParent: ParentStore {
     private func apply(_ record: SaveRecord) {
         let object = context.object(with: record.objectID)
         object.fireFaultIfNeeded()
+        // The event's baseline, as for any change: an object the parent inserted in an earlier
+        // event is then listed as updated (observers showing it re-judge it), and the event's
+        // changed values are the child's changes.
+        context.snapshotBeforeChange(object)
         for property in record.entity.frozenProperties where !property.isTransient {
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany {

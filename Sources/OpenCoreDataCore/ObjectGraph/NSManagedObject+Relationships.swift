@@ -127,6 +127,37 @@ extension NSManagedObject {
         setToMany(relationship, to: members)
     }
 
+    /// Makes the loaded inverse relationships of the objects this object points to, or pointed to
+    /// when last saved, agree with its committed relationships: what `refresh(_:mergeChanges:)`
+    /// does before discarding its changes, so that a discarded move or delete leaves no related
+    /// object showing it.
+    final func restoreCommittedInverses() {
+        guard let context = managedObjectContext, !faultFlag else { return }
+        let committed = committedValues
+        for relationship in entity.frozenRelationships {
+            guard let inverse = relationship.inverseRelationship else { continue }
+            let current: [NSManagedObject]
+            let committedIDs: [NSManagedObjectID]
+            if relationship.isToMany {
+                // Never loaded, or its saved contents unknown: nothing to put back.
+                guard let set = values[relationship.slot] as? RelationshipSet, let ids = set.committedIDs else { continue }
+                current = Array(set.members)
+                committedIDs = ids
+            } else {
+                current = toOneDestination(relationship).map { [$0] } ?? []
+                committedIDs = Self.destinationID(committed?[relationship.slot]).map { [$0] } ?? []
+            }
+            let committedSet = Set(committedIDs)
+            // A deleted object was taken out of its destinations' inverses by the delete rules.
+            if !deletedFlag && current.count == committedSet.count && current.allSatisfy({ committedSet.contains($0.objectID) }) { continue }
+            for object in current where !committedSet.contains(object.objectID) { object.inverseRemove(self, via: inverse) }
+            for id in committedIDs {
+                let object = context.object(with: id)
+                if !object.deletedFlag { object.inverseAdd(self, via: inverse) }
+            }
+        }
+    }
+
     /// The to-many set an inverse change is about to touch, and whether it was loaded for it. A
     /// set loaded now folds in other objects' unsaved changes, so the object's event baseline is
     /// recorded before the load.

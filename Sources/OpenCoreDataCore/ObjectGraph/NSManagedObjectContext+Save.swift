@@ -364,5 +364,6 @@ extension NSManagedObjectContext {
         pendingInserted.removeAll()
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
+        pendingRefreshed.removeAll()
     }
 }

@@ -93,6 +93,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var pendingInserted = ManagedObjectList(.pendingInserted)
     @exclusivity(unchecked) var pendingUpdated = ManagedObjectList(.pendingUpdated)
     @exclusivity(unchecked) var pendingDeleted = ManagedObjectList(.pendingDeleted)
+    /// Objects `refresh(_:mergeChanges:)` gave new values since the last ObjectsDidChange
+    /// notification (its `NSRefreshedObjectsKey`); rare, so a plain table.
+    @exclusivity(unchecked) var pendingRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values changed objects had at the start of the current event (see `EventBaseline`).
     @exclusivity(unchecked) var eventBaselines: [ObjectIdentifier: EventBaseline] = [:]
     /// The objects first changed in the current event with no unsaved changes before it: their
@@ -470,10 +473,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         snapshotBeforeChange(object)
         object.prepareForDeletion()
         if object.insertedFlag {
-            // Deleting an unsaved object simply forgets it.
+            // Deleting an unsaved object simply forgets it. Observers told of its insertion by an
+            // earlier `processPendingChanges()` (a fetched results controller showing it) are told
+            // it is deleted; one inserted in this event was never announced and goes unmentioned.
             object.insertedFlag = false
             inserted.remove(object)
-            pendingInserted.remove(object)
+            if pendingInserted.contains(object) {
+                pendingInserted.remove(object)
+            } else {
+                pendingDeleted.append(object)
+            }
             object.eventBaselineFlag = false
             object.deletedFlag = true
             applyDeleteRules(to: object)
@@ -566,19 +575,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         recordUndoForEvent()
         let (baselines, startedUnchanged) = endEventBaselines()
         defer { for object in startedUnchanged { object.eventStartedUnchangedFlag = false } }
-        guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty else { return }
+        guard !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty || !pendingRefreshed.isEmpty else { return }
         let insertedSet = Set(sparselyFrom: pendingInserted)
         // Every inserted object is in this notification: the save's notification can reuse the
         // set unless the inserted objects change before then (see `notifiedInsertedSet`).
         notifiedInsertedSet = pendingInserted.count == inserted.count ? (inserted.version, insertedSet) : nil
-        let userInfo: [AnyHashable: Any] = [
+        var userInfo: [AnyHashable: Any] = [
             NSInsertedObjectsKey: insertedSet,
             NSUpdatedObjectsKey: Set(sparselyFrom: pendingUpdated.filter { !$0.deletedFlag && !pendingInserted.contains($0) }),
             NSDeletedObjectsKey: Set(sparselyFrom: pendingDeleted),
         ]
+        if !pendingRefreshed.isEmpty {
+            userInfo[NSRefreshedObjectsKey] = Set(pendingRefreshed.values.filter { $0.lives(in: self) && !$0.deletedFlag })
+        }
         pendingInserted.removeAll()
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
+        pendingRefreshed.removeAll()
         let outerEvent = postedEvent
         postedEvent = PostedEvent(baselines: baselines, startedUnchanged: startedUnchanged, inserted: insertedSet)
         defer { postedEvent = outerEvent }
@@ -603,9 +616,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Discards all unsaved changes: inserted objects are forgotten, others return to their committed
     /// values, and the undo manager's actions are removed.
+    ///
+    /// Observers hear of it at once (`NSManagedObjectContextObjectsDidChange`): inserted objects
+    /// they were told of as deleted, the objects whose changes were discarded as refreshed, so a
+    /// fetched results controller shows the committed state again.
     public func rollback() {
         checkQueue("rollback()")
         discardUndoHistory()
+        // Announced and then deleted (forgotten) or still inserted: observers saw them inserted.
+        let announcedInserted = inserted.elements.filter { !pendingInserted.contains($0) }
+            + pendingDeleted.elements.filter { !deleted.contains($0) }
         for object in inserted {
             registry[object.objectKey] = nil
             object.insertedFlag = false
@@ -625,8 +645,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 }
             }
         }
+        let refreshed = Set(restored).union(pendingRefreshed.values.filter { $0.lives(in: self) })
         clearChangeTracking()
         for object in restored where !object.faultFlag { object.awake(fromSnapshotEvents: .rollback) }
+        guard !announcedInserted.isEmpty || !refreshed.isEmpty else { return }
+        postContextNotification(.NSManagedObjectContextObjectsDidChange, userInfo: [
+            NSInsertedObjectsKey: Set<NSManagedObject>(),
+            NSUpdatedObjectsKey: Set<NSManagedObject>(),
+            NSDeletedObjectsKey: Set(announcedInserted),
+            NSRefreshedObjectsKey: refreshed,
+        ])
     }
 
     private func restoreCommitted(_ object: NSManagedObject) {
@@ -655,9 +683,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Refreshes an object from the store: with `mergeChanges` false it becomes a fault and loses its
     /// changes; with true its unsaved changes are reapplied over the store's latest values.
+    ///
+    /// An object whose values this can change (unsaved changes discarded, or the store's values
+    /// merged) is listed as refreshed in the next `NSManagedObjectContextObjectsDidChange`, so
+    /// observers showing it judge it again. An unchanged object turned into a fault isn't: its
+    /// values are the store's either way, and observers reading it would only fire it again.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
         guard object.lives(in: self), !object.insertedFlag else { return }
+        if !object.faultFlag && (flag || object.hasChanges) { pendingRefreshed[ObjectIdentifier(object)] = object }
+        refreshValues(of: object, mergeChanges: flag)
+    }
+
+    /// `refresh(_:mergeChanges:)` without announcing it (for callers that post their own notification).
+    func refreshValues(of object: NSManagedObject, mergeChanges flag: Bool) {
         if flag {
             // Fetched properties are evaluated again when next read (`turnIntoFault` forgets them
             // on the other path).
@@ -680,8 +719,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 object.awake(fromSnapshotEvents: .refresh)
             }
         } else {
+            if object.hasChanges { withoutUndoRecording { object.restoreCommittedInverses() } }
             if object.updatedFlag { updated.remove(object); object.updatedFlag = false }
-            if object.deletedFlag { deleted.remove(object); object.deletedFlag = false }
+            // A discarded delete not yet announced isn't announced; one announced is followed by
+            // the refresh's announcement.
+            if object.deletedFlag { deleted.remove(object); pendingDeleted.remove(object); object.deletedFlag = false }
             object.turnIntoFault()
         }
     }
@@ -735,7 +777,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         var insertedHere: Set<NSManagedObject> = []
         for id in ids.updated {
             guard let object = registry[id.key] else { continue }
-            refresh(object, mergeChanges: object.hasChanges)
+            refreshValues(of: object, mergeChanges: object.hasChanges)
             if !object.hasChanges {
                 do {
                     if let row = try loadRowForFault(id) {

@@ -93,75 +93,113 @@ import Testing
         return sections
     }
 
+    /// Saves four departments, D1 to D4, and 30 players with random values among them; returns
+    /// the departments.
+    static func insertTeams(into context: NSManagedObjectContext, random: inout DifferentialTests.Generator) throws -> [NSManagedObject] {
+        let departments = (1...4).map { index in
+            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
+            department.setValue("D\(index)", forKey: "name")
+            return department
+        }
+        for _ in 0..<30 { insertPlayer(into: context, departments: departments, random: &random) }
+        try context.save()
+        return departments
+    }
+
+    /// Inserts a player with random values into one of `departments`.
+    static func insertPlayer(into context: NSManagedObjectContext, departments: [NSManagedObject], random: inout DifferentialTests.Generator) {
+        let player = NSEntityDescription.insertNewObject(forEntityName: "Player", into: context)
+        player.setValue(random.pick(names), forKey: "name")
+        player.setValue(Int64(random.int(0..<5)), forKey: "score")
+        player.setValue(Int16(random.int(0..<4)), forKey: "tier")
+        player.setValue(random.pick(departments), forKey: "department")
+    }
+
+    /// Makes the change `kind` (0..<7) in `context`: an insert, a delete, a new score or tier, a
+    /// department renamed, a player moved or renamed; its description, or nil when none was made.
+    static func randomChange(_ kind: Int, in context: NSManagedObjectContext, players: [NSManagedObject], departments: [NSManagedObject],
+                             random: inout DifferentialTests.Generator) -> String? {
+        func describe(_ object: NSManagedObject) -> String { "\(object.value(forKey: "name") ?? "?")#\(object.objectID.uriRepresentation().lastPathComponent)" }
+        if kind == 0 {
+            insertPlayer(into: context, departments: departments, random: &random)
+            return "insert"
+        }
+        if kind == 4 {
+            let department = random.pick(departments)
+            let old = department.value(forKey: "name") as? String ?? ""
+            department.setValue("D\(random.int(1..<7))", forKey: "name")
+            return "rename \(old) → \(department.value(forKey: "name") ?? "")"
+        }
+        guard !players.isEmpty, (1..<7).contains(kind) else { return nil }
+        let player = random.pick(players)
+        guard !player.isDeleted else { return nil }
+        switch kind {
+        case 1: context.delete(player); return "delete \(describe(player))"
+        case 2: player.setValue(Int64(random.int(0..<5)), forKey: "score"); return "score \(describe(player))"
+        case 3: player.setValue(Int16(random.int(0..<4)), forKey: "tier"); return "tier \(describe(player))"
+        case 5: player.setValue(random.pick(departments), forKey: "department"); return "move \(describe(player))"
+        default:
+            player.setValue(random.int(0..<5) == 0 ? nil : random.pick(names), forKey: "name")
+            return "rename \(describe(player))"
+        }
+    }
+
+    /// A controller whose delegate is a `TestTableView`, and a second one whose delegate takes
+    /// diffable snapshots, over a configuration's request.
+    struct Observers {
+        let controller: NSFetchedResultsController<NSManagedObject>
+        let table = TestTableView()
+        let snapshots: NSFetchedResultsController<NSManagedObject>
+        let snapshotDelegate = SnapshotDelegate()
+
+        init(_ configuration: Configuration, context: NSManagedObjectContext) throws {
+            controller = NSFetchedResultsController(fetchRequest: request(configuration), managedObjectContext: context,
+                                                    sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
+            controller.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
+            controller.delegate = table
+            try controller.performFetch()
+            table.reload(from: controller)
+            snapshots = NSFetchedResultsController(fetchRequest: request(configuration), managedObjectContext: context,
+                                                   sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
+            snapshots.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
+            snapshots.delegate = snapshotDelegate
+            try snapshots.performFetch()
+        }
+
+        /// Expects the table, the controller and the latest snapshot to show `fresh`; false when
+        /// the table or the controller doesn't (later rounds would only repeat the failure).
+        func expectShowing(_ fresh: [(name: String, ids: [NSManagedObjectID])], round: Int, operations: [String]) -> Bool {
+            #expect(table.failures.isEmpty, "round \(round): \(table.failures.prefix(3)) \(operations) \(table.log.suffix(12))")
+            #expect(table.sections.map(\.name) == fresh.map(\.name), "round \(round) \(operations)")
+            #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map(\.ids), "round \(round) \(operations)")
+            #expect(controller.sections?.map(\.name) == fresh.map(\.name), "round \(round)")
+            #expect(controller.fetchedObjects?.map(\.objectID) == fresh.flatMap(\.ids), "round \(round) \(operations)")
+            #expect(controller.sections?.map(\.numberOfObjects) == fresh.map(\.ids.count), "round \(round)")
+            if let snapshot = snapshotDelegate.snapshots.last {
+                #expect(snapshot.sectionIdentifiers == fresh.map(\.name), "round \(round)")
+                #expect(snapshot.itemIdentifiers == fresh.flatMap(\.ids), "round \(round) \(operations) snapshots: \(snapshotDelegate.snapshots.count)")
+            }
+            return table.failures.isEmpty && controller.fetchedObjects?.map(\.objectID) == fresh.flatMap(\.ids)
+        }
+    }
+
     @Test(arguments: Configuration.all)
     func randomChangesKeepEveryFormExact(_ configuration: Configuration) throws {
         let (coordinator, _) = try TestSupport.coordinator(Self.model())
         let context = TestSupport.context(coordinator)
         var random = DifferentialTests.Generator(state: UInt64(configuration.description.utf8.reduce(7) { $0 &* 31 &+ Int($1) }.magnitude))
-        var departments: [NSManagedObject] = []
-        for index in 1...4 {
-            let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: context)
-            department.setValue("D\(index)", forKey: "name")
-            departments.append(department)
-        }
-        func insertPlayer(into context: NSManagedObjectContext, departments: [NSManagedObject]) {
-            let player = NSEntityDescription.insertNewObject(forEntityName: "Player", into: context)
-            player.setValue(random.pick(Self.names), forKey: "name")
-            player.setValue(Int64(random.int(0..<5)), forKey: "score")
-            player.setValue(Int16(random.int(0..<4)), forKey: "tier")
-            player.setValue(random.pick(departments), forKey: "department")
-        }
-        for _ in 0..<30 { insertPlayer(into: context, departments: departments) }
-        try context.save()
+        let departments = try Self.insertTeams(into: context, random: &random)
 
-        let controller = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
-                                                    sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
-        let table = TestTableView()
-        controller.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
-        controller.delegate = table
-        try controller.performFetch()
-        table.reload(from: controller)
-        let snapshots = NSFetchedResultsController(fetchRequest: Self.request(configuration), managedObjectContext: context,
-                                                   sectionNameKeyPath: configuration.sectionKeyPath, cacheName: nil)
-        snapshots.state.bulkThresholdOverride = configuration.bulk ? 0 : Int.max
-        let snapshotDelegate = SnapshotDelegate()
-        snapshots.delegate = snapshotDelegate
-        try snapshots.performFetch()
+        let observers = try Observers(configuration, context: context)
 
         let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 30
         for round in 0..<rounds {
             let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
             var operations: [String] = []
-            func describe(_ object: NSManagedObject) -> String { "\(object.value(forKey: "name") ?? "?")#\(object.objectID.uriRepresentation().lastPathComponent)" }
             for _ in 0..<random.int(1..<6) {
-                switch random.int(0..<8) {
-                case 0:
-                    insertPlayer(into: context, departments: departments)
-                    operations.append("insert")
-                case 1 where !players.isEmpty:
-                    let victim = random.pick(players)
-                    if !victim.isDeleted { context.delete(victim); operations.append("delete \(describe(victim))") }
-                case 2 where !players.isEmpty:
-                    let player = random.pick(players)
-                    if !player.isDeleted { player.setValue(Int64(random.int(0..<5)), forKey: "score"); operations.append("score \(describe(player))") }
-                case 3 where !players.isEmpty:
-                    let player = random.pick(players)
-                    if !player.isDeleted { player.setValue(Int16(random.int(0..<4)), forKey: "tier"); operations.append("tier \(describe(player))") }
-                case 4:
-                    let department = random.pick(departments)
-                    let old = department.value(forKey: "name") as? String ?? ""
-                    department.setValue("D\(random.int(1..<7))", forKey: "name")
-                    operations.append("rename \(old) → \(department.value(forKey: "name") ?? "")")
-                case 7 where !players.isEmpty:
-                    let player = random.pick(players)
-                    if !player.isDeleted {
-                        player.setValue(random.int(0..<5) == 0 ? nil : random.pick(Self.names), forKey: "name")
-                        operations.append("rename \(describe(player))")
-                    }
-                case 5 where !players.isEmpty:
-                    let player = random.pick(players)
-                    if !player.isDeleted { player.setValue(random.pick(departments), forKey: "department"); operations.append("move \(describe(player))") }
-                case 6:
+                let kind = random.int(0..<8)
+                switch kind {
+                case 7:
                     operations.append("background")
                     // A save of another context, merged in.
                     try context.obtainPermanentIDs(for: Array(context.insertedObjects))
@@ -172,7 +210,7 @@ import Testing
                     let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: background, queue: nil) { saved.add($0) }
                     try background.performAndWait {
                         let others = try background.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department"))
-                        insertPlayer(into: background, departments: others)
+                        Self.insertPlayer(into: background, departments: others, random: &random)
                         if let some = try background.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).randomElement() {
                             some.setValue(Int64(random.int(0..<5)), forKey: "score")
                         }
@@ -181,23 +219,13 @@ import Testing
                     NotificationCenter.default.removeObserver(observer)
                     if let note = saved.first { context.mergeChanges(fromContextDidSave: note) }
                 default:
-                    break
+                    if let change = Self.randomChange(kind, in: context, players: players, departments: departments, random: &random) { operations.append(change) }
                 }
             }
             // As Apple's users do for diffable snapshots: permanent IDs before the save.
             try context.obtainPermanentIDs(for: Array(context.insertedObjects))
             try context.save()
-            let fresh = try Self.expected(configuration, in: context)
-            #expect(table.failures.isEmpty, "round \(round): \(table.failures.prefix(3)) \(operations) \(table.log.suffix(12))")
-            #expect(table.sections.map(\.name) == fresh.map(\.name), "round \(round)")
-            #expect(table.sections.map { $0.rows.map(\.objectID) } == fresh.map(\.ids), "round \(round)")
-            #expect(controller.sections?.map(\.name) == fresh.map(\.name), "round \(round)")
-            #expect(controller.fetchedObjects?.map(\.objectID) == fresh.flatMap(\.ids), "round \(round)")
-            if let snapshot = snapshotDelegate.snapshots.last {
-                #expect(snapshot.sectionIdentifiers == fresh.map(\.name), "round \(round)")
-                #expect(snapshot.itemIdentifiers == fresh.flatMap(\.ids), "round \(round) \(operations) snapshots: \(snapshotDelegate.snapshots.count)")
-            }
-            if !table.failures.isEmpty { break }
+            guard observers.expectShowing(try Self.expected(configuration, in: context), round: round, operations: operations) else { break }
         }
     }
 }

@@ -128,9 +128,13 @@ final class TestTableView: NSFetchedResultsControllerDelegate {
             if final == nil { invalid("reloaded row \(path) is gone") }
         }
         // What the table shows must be what the data source says.
+        if sections.count != expected.count {
+            return invalid("after the update the table shows \(sections.count) sections but the data source has \(expected.count)")
+        }
+        func names(_ rows: [NSManagedObject]) -> [String] { rows.map { $0.objectID.uriRepresentation().lastPathComponent } }
         for (index, section) in sections.enumerated() {
             if section.name != expected[index].0 || section.rows.count != expected[index].1.count || zip(section.rows, expected[index].1).contains(where: { $0 !== $1 }) {
-                return invalid("after the update section \(index) shows \(section.rows.map { $0.value(forKey: "teamName") as? String ?? "?" }) but the data source has \(expected[index].1.map { $0.value(forKey: "teamName") as? String ?? "?" })")
+                return invalid("after the update section \(index) shows \(names(section.rows)) but the data source has \(names(expected[index].1))")
             }
         }
     }

@@ -74,4 +74,35 @@ import Testing
         #expect(!scenario.mine.hasChanges)
         #expect(scenario.values(scenario.item) == ("Original", 20, "their note"))
     }
+
+    /// Discarding a move or a delete puts the object back in its saved destinations' inverse
+    /// relationships and out of the others, in either direction of a one-to-many relationship.
+    @Test func discardingARelationshipChangeLeavesTheInversesAsSaved() throws {
+        let (context, alice, bob, rex) = try CurrentEventChangesTests.savedGraph()
+        func pets(_ owner: NSManagedObject) -> [String] {
+            ((owner.value(forKey: "pets") as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
+        }
+        rex.setValue(bob, forKey: "owner")
+        #expect(pets(alice) == [] && pets(bob) == ["Rex"])
+        context.refresh(rex, mergeChanges: false)
+        #expect(rex.value(forKey: "owner") as? NSManagedObject === alice)
+        #expect(pets(alice) == ["Rex"] && pets(bob) == [])
+
+        context.delete(rex)
+        #expect(pets(alice) == [])
+        context.refresh(rex, mergeChanges: false)
+        #expect(!rex.isDeleted && context.deletedObjects.isEmpty)
+        #expect(pets(alice) == ["Rex"])
+
+        // From the to-many side: Alice's pets changed, then her changes discarded.
+        alice.mutableSetValue(forKey: "pets").remove(rex)
+        #expect(rex.value(forKey: "owner") == nil)
+        context.refresh(alice, mergeChanges: false)
+        #expect(rex.value(forKey: "owner") as? NSManagedObject === alice)
+        #expect(pets(alice) == ["Rex"])
+        try context.save()
+        let fresh = TestSupport.context(context.persistentStoreCoordinator!)
+        let stored = try fresh.fetch(NSFetchRequest<NSManagedObject>(entityName: "Pet"))
+        #expect(stored.map { ($0.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String } == ["Alice"])
+    }
 }

@@ -1,0 +1,136 @@
+import Foundation
+import OpenCoreData
+@testable import OpenCoreDataCore
+import Testing
+
+/// `FetchedResultsPropertyTests`' random changes, reaching the controller the other ways apps make
+/// them: unsaved (the controller follows `processPendingChanges()`, as at the end of a run loop
+/// turn), with refreshes and rollbacks; saved by a child context into the controller's (an editing
+/// context's save); and saved on an in-memory store. After every round, the table that applies the delegate's callbacks, the
+/// snapshot delegate's latest snapshot and the controller itself must equal the answer worked
+/// out in memory from the controller's context (`reference`).
+@Suite struct FetchedResultsContextChainTests {
+    /// Where the changes are made and when they are saved.
+    enum Mode: String, CaseIterable, Sendable {
+        /// In the controller's context, saved every fourth round.
+        case unsaved
+        /// In a child of the controller's context, saved into it every round; the controller's
+        /// context saves every fourth round.
+        case child
+        /// In the controller's context over an in-memory store, saved every round.
+        case inMemory
+    }
+
+    struct Configuration: CustomStringConvertible, Sendable {
+        let base: FetchedResultsPropertyTests.Configuration
+        let mode: Mode
+
+        var description: String { "\(mode): \(base)" }
+
+        static let all: [Configuration] = {
+            var result: [Configuration] = []
+            for mode in Mode.allCases {
+                for sections in [nil, "tier", "department.name"] {
+                    for batch in [0, 20] {
+                        for predicate in [nil, "score >= 2 AND department.name != 'D3'"] {
+                            let bulk = (batch == 20) == (predicate == nil)
+                            let selector = sections == "tier" && predicate == nil ? "localizedStandardCompare:" : "compare:"
+                            result.append(Configuration(base: .init(sectionKeyPath: sections, batchSize: batch, limit: 0, predicate: predicate,
+                                                                    bulk: bulk, nameSelector: selector), mode: mode))
+                        }
+                    }
+                }
+            }
+            return result
+        }()
+    }
+
+    /// What the controller should show, worked out from every object in memory: the context's
+    /// players judged by `evaluate(with:)`, ordered by `NSSortDescriptor.compare` with ties in
+    /// key order, and grouped by section name. (A fetch with pending changes would not do: like
+    /// Core Data's, it answers unchanged objects from the store, so a department renamed and not
+    /// saved doesn't move its players there; the controller re-judges them.)
+    static func reference(_ base: FetchedResultsPropertyTests.Configuration, in context: NSManagedObjectContext) throws -> [(name: String, ids: [NSManagedObjectID])] {
+        let predicate = base.predicate.map { NSPredicate(format: $0) }
+        let descriptors = base.sortDescriptors
+        let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).filter { predicate?.evaluate(with: $0) ?? true }
+        let sorted = players.sorted { a, b in
+            for descriptor in descriptors {
+                let order = descriptor.compare(a, to: b)
+                if order != .orderedSame { return order == .orderedAscending }
+            }
+            return a.objectID.key.primaryKey < b.objectID.key.primaryKey
+        }
+        var sections: [(name: String, ids: [NSManagedObjectID])] = []
+        for object in sorted {
+            let name = base.sectionKeyPath.flatMap { object.value(forKeyPath: $0) }.map { "\($0)" } ?? ""
+            if sections.last?.name != name { sections.append((name, [])) }
+            sections[sections.count - 1].ids.append(object.objectID)
+        }
+        return sections
+    }
+
+    @Test(arguments: Configuration.all)
+    func changesThroughEveryContextKeepEveryFormExact(_ configuration: Configuration) throws {
+        let base = configuration.base
+        let mode = configuration.mode
+        let (coordinator, _) = try TestSupport.coordinator(FetchedResultsPropertyTests.model(), type: mode == .inMemory ? NSInMemoryStoreType : NSSQLiteStoreType)
+        let context = TestSupport.context(coordinator)
+        var random = DifferentialTests.Generator(state: UInt64(configuration.description.utf8.reduce(11) { $0 &* 31 &+ Int($1) }.magnitude))
+        let departmentIDs = try FetchedResultsPropertyTests.insertTeams(into: context, random: &random).map(\.objectID)
+
+        let observers = try FetchedResultsPropertyTests.Observers(base, context: context)
+
+        // The child lives across rounds, as an editing context does.
+        let child = TestSupport.context(coordinator)
+        child.persistentStoreCoordinator = nil
+        child.parent = context
+
+        let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 20
+        for round in 0..<rounds {
+            let editing = mode == .child ? child : context
+            let players = try editing.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
+            var operations: [String] = []
+            let departments = departmentIDs.map { editing.object(with: $0) }
+            for _ in 0..<random.int(1..<6) {
+                let kind = random.int(0..<8)
+                switch kind {
+                case 7 where !players.isEmpty:
+                    // Discarding or keeping an object's unsaved changes (a "Revert" of one row).
+                    let player = random.pick(players)
+                    let merge = random.chance(50)
+                    if !player.isInserted {
+                        editing.refresh(player, mergeChanges: merge)
+                        operations.append("refresh \(merge ? "merging" : "discarding") \(player.objectID.uriRepresentation().lastPathComponent)")
+                    }
+                default:
+                    if let change = FetchedResultsPropertyTests.randomChange(kind, in: editing, players: players, departments: departments, random: &random) {
+                        operations.append(change)
+                    }
+                }
+            }
+            // As Apple's users do for diffable snapshots: permanent IDs as soon as objects are new.
+            try editing.obtainPermanentIDs(for: Array(editing.insertedObjects))
+            switch mode {
+            case .unsaved:
+                if random.chance(10) {
+                    context.rollback()
+                    operations.append("rollback")
+                } else {
+                    context.processPendingChanges()
+                }
+                if round % 4 == 3 { try context.save() }
+            case .child:
+                try child.save()
+                context.processPendingChanges()
+                if round % 4 == 3 {
+                    try context.save()
+                    operations.append("parent saved")
+                }
+            case .inMemory:
+                try context.save()
+            }
+            guard observers.expectShowing(try Self.reference(base, in: context), round: round, operations: operations) else { break }
+        }
+    }
+}
