@@ -5,10 +5,11 @@ import Testing
 
 /// `FetchedResultsPropertyTests`' random changes, reaching the controller the other ways apps make
 /// them: unsaved (the controller follows `processPendingChanges()`, as at the end of a run loop
-/// turn), with refreshes and rollbacks; saved by a child context into the controller's (an editing
-/// context's save); and saved on an in-memory store. After every round, the table that applies the delegate's callbacks, the
-/// snapshot delegate's latest snapshot and the controller itself must equal the answer worked
-/// out in memory from the controller's context (`reference`).
+/// turn), with refreshes, rollbacks and undo; saved by a child context into the controller's (an
+/// editing context's save); saved by another context and merged; and saved on an in-memory store.
+/// After every round, the table that applies the delegate's callbacks, the snapshot delegate's
+/// latest snapshot and the controller itself must equal the answer worked out in memory from the
+/// controller's context (`reference`).
 @Suite struct FetchedResultsContextChainTests {
     /// Where the changes are made and when they are saved.
     enum Mode: String, CaseIterable, Sendable {
@@ -19,6 +20,9 @@ import Testing
         case child
         /// In the controller's context over an in-memory store, saved every round.
         case inMemory
+        /// In another context of the same coordinator, saved every round and merged into the
+        /// controller's with `mergeChanges(fromContextDidSave:)`.
+        case sibling
     }
 
     struct Configuration: CustomStringConvertible, Sendable {
@@ -80,15 +84,20 @@ import Testing
         let departmentIDs = try FetchedResultsPropertyTests.insertTeams(into: context, random: &random).map(\.objectID)
 
         let observers = try FetchedResultsPropertyTests.Observers(base, context: context)
+        if mode == .unsaved { context.undoManager = UndoManager() }
 
-        // The child lives across rounds, as an editing context does.
+        // The child and the sibling live across rounds, as editing contexts do.
         let child = TestSupport.context(coordinator)
         child.persistentStoreCoordinator = nil
         child.parent = context
+        let sibling = TestSupport.context(coordinator)
+        let siblingSaves = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: sibling, queue: nil) { siblingSaves.add($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
 
         let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 20
         for round in 0..<rounds {
-            let editing = mode == .child ? child : context
+            let editing = mode == .child ? child : mode == .sibling ? sibling : context
             let players = try editing.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
             var operations: [String] = []
             let departments = departmentIDs.map { editing.object(with: $0) }
@@ -116,6 +125,12 @@ import Testing
                 if random.chance(10) {
                     context.rollback()
                     operations.append("rollback")
+                } else if random.chance(10) {
+                    // Undo puts back the event just ended, as Edit > Undo does.
+                    context.processPendingChanges()
+                    context.undoManager?.undo()
+                    context.processPendingChanges()
+                    operations.append("undo")
                 } else {
                     context.processPendingChanges()
                 }
@@ -129,6 +144,9 @@ import Testing
                 }
             case .inMemory:
                 try context.save()
+            case .sibling:
+                try sibling.save()
+                if let note = siblingSaves.last { context.mergeChanges(fromContextDidSave: note) }
             }
             guard observers.expectShowing(try Self.reference(base, in: context), round: round, operations: operations) else { break }
         }

@@ -167,4 +167,5 @@ final class SavedNotes: @unchecked Sendable {
     private var notes: [Notification] = []
     func add(_ note: Notification) { lock.lock(); notes.append(note); lock.unlock() }
     var first: Notification? { lock.lock(); defer { lock.unlock() }; return notes.first }
+    var last: Notification? { lock.lock(); defer { lock.unlock() }; return notes.last }
 }
