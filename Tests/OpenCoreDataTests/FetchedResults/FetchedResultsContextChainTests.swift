@@ -18,8 +18,9 @@ import Testing
         /// In a child of the controller's context, saved into it every round; the controller's
         /// context saves every fourth round.
         case child
-        /// In the controller's context over an in-memory store, saved every round.
-        case inMemory
+        /// In the controller's context, saved every round (here over an in-memory store:
+        /// `FetchedResultsPropertyTests` saves on SQLite).
+        case saved
         /// In another context of the same coordinator, saved every round and merged into the
         /// controller's with `mergeChanges(fromContextDidSave:)`.
         case sibling
@@ -31,11 +32,14 @@ import Testing
 
         var description: String { "\(mode): \(base)" }
 
-        static let all: [Configuration] = {
+        static let all = some(sections: [nil, "tier", "department.name"], batchSizes: [0, 20])
+
+        /// Every mode with each section key path and batch size, with and without a predicate.
+        static func some(sections keyPaths: [String?], batchSizes: [Int]) -> [Configuration] {
             var result: [Configuration] = []
             for mode in Mode.allCases {
-                for sections in [nil, "tier", "department.name"] {
-                    for batch in [0, 20] {
+                for sections in keyPaths {
+                    for batch in batchSizes {
                         for predicate in [nil, "score >= 2 AND department.name != 'D3'"] {
                             let bulk = (batch == 20) == (predicate == nil)
                             let selector = sections == "tier" && predicate == nil ? "localizedStandardCompare:" : "compare:"
@@ -46,7 +50,7 @@ import Testing
                 }
             }
             return result
-        }()
+        }
     }
 
     /// What the controller should show, worked out from every object in memory: the context's
@@ -76,9 +80,15 @@ import Testing
 
     @Test(arguments: Configuration.all)
     func changesThroughEveryContextKeepEveryFormExact(_ configuration: Configuration) throws {
+        let type = configuration.mode == .saved ? NSInMemoryStoreType : NSSQLiteStoreType
+        try Self.run(configuration, on: TestSupport.coordinator(FetchedResultsPropertyTests.model(), type: type).0)
+    }
+
+    /// Makes the random changes of `configuration` over `coordinator`'s store (of the players'
+    /// model, empty) and checks the controllers after every round.
+    static func run(_ configuration: Configuration, on coordinator: NSPersistentStoreCoordinator) throws {
         let base = configuration.base
         let mode = configuration.mode
-        let (coordinator, _) = try TestSupport.coordinator(FetchedResultsPropertyTests.model(), type: mode == .inMemory ? NSInMemoryStoreType : NSSQLiteStoreType)
         let context = TestSupport.context(coordinator)
         var random = DifferentialTests.Generator(state: UInt64(configuration.description.utf8.reduce(11) { $0 &* 31 &+ Int($1) }.magnitude))
         let departmentIDs = try FetchedResultsPropertyTests.insertTeams(into: context, random: &random).map(\.objectID)
@@ -142,13 +152,13 @@ import Testing
                     try context.save()
                     operations.append("parent saved")
                 }
-            case .inMemory:
+            case .saved:
                 try context.save()
             case .sibling:
                 try sibling.save()
                 if let note = siblingSaves.last { context.mergeChanges(fromContextDidSave: note) }
             }
-            guard observers.expectShowing(try Self.reference(base, in: context), round: round, operations: operations) else { break }
+            guard observers.expectShowing(try reference(base, in: context), round: round, operations: operations) else { break }
         }
     }
 }

@@ -43,6 +43,14 @@ struct PostgreSQLDifferentialTests {
         #expect(answered > count / 2, "most generated requests are answered")
     }
 
+    /// `FetchedResultsContextChainTests`' random changes, unsaved, through a child, merged from
+    /// another context and saved, for controllers over the server's store.
+    @Test(arguments: FetchedResultsContextChainTests.Configuration.some(sections: [nil, "department.name"], batchSizes: [20]))
+    func controllersFollowChangesOnTheServer(_ configuration: FetchedResultsContextChainTests.Configuration) throws {
+        let database = PostgreSQLStoreTests.Database()
+        try FetchedResultsContextChainTests.run(configuration, on: database.coordinator(FetchedResultsPropertyTests.model()))
+    }
+
     /// The generated predicates as batch updates on the server: the objects a fetch finds.
     @Test func batchUpdatesSelectWhatFetchesSelect() throws {
         let database = PostgreSQLStoreTests.Database()
