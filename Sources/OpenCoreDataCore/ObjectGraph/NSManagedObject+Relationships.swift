@@ -136,22 +136,23 @@ extension NSManagedObject {
         let committed = committedValues
         for relationship in entity.frozenRelationships {
             guard let inverse = relationship.inverseRelationship else { continue }
-            let current: [NSManagedObject]
+            let currentIDs: [NSManagedObjectID]
             let committedIDs: [NSManagedObjectID]
             if relationship.isToMany {
                 // Never loaded, or its saved contents unknown: nothing to put back.
                 guard let set = values[relationship.slot] as? RelationshipSet, let ids = set.committedIDs else { continue }
-                current = Array(set.members)
+                currentIDs = set.members.map(\.objectID)
                 committedIDs = ids
             } else {
-                current = toOneDestination(relationship).map { [$0] } ?? []
+                currentIDs = toOneDestinationID(relationship).map { [$0] } ?? []
                 committedIDs = Self.destinationID(committed?[relationship.slot]).map { [$0] } ?? []
             }
+            // Only the differences are touched (an unchanged destination isn't even resolved),
+            // except for a deleted object, which the delete rules took out of every destination.
             let committedSet = Set(committedIDs)
-            // A deleted object was taken out of its destinations' inverses by the delete rules.
-            if !deletedFlag && current.count == committedSet.count && current.allSatisfy({ committedSet.contains($0.objectID) }) { continue }
-            for object in current where !committedSet.contains(object.objectID) { object.inverseRemove(self, via: inverse) }
-            for id in committedIDs {
+            let currentSet = Set(currentIDs)
+            for id in currentIDs where !committedSet.contains(id) { context.object(with: id).inverseRemove(self, via: inverse) }
+            for id in committedIDs where deletedFlag || !currentSet.contains(id) {
                 let object = context.object(with: id)
                 if !object.deletedFlag { object.inverseAdd(self, via: inverse) }
             }

@@ -54,21 +54,15 @@ import Testing
     }
 
     /// What the controller should show, worked out from every object in memory: the context's
-    /// players judged by `evaluate(with:)`, ordered by `NSSortDescriptor.compare` with ties in
-    /// key order, and grouped by section name. (A fetch with pending changes would not do: like
-    /// Core Data's, it answers unchanged objects from the store, so a department renamed and not
-    /// saved doesn't move its players there; the controller re-judges them.)
+    /// players judged by `evaluate(with:)`, ordered by `NSSortDescriptor.compare` with ties as
+    /// the store breaks them (`sortAsStored`), and grouped by section name. (A fetch with pending
+    /// changes would not do: like Core Data's, it answers unchanged objects from the store, so a
+    /// department renamed and not saved doesn't move its players there; the controller re-judges
+    /// them.)
     static func reference(_ base: FetchedResultsPropertyTests.Configuration, in context: NSManagedObjectContext) throws -> [(name: String, ids: [NSManagedObjectID])] {
         let predicate = base.predicate.map { NSPredicate(format: $0) }
-        let descriptors = base.sortDescriptors
-        let players = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).filter { predicate?.evaluate(with: $0) ?? true }
-        let sorted = players.sorted { a, b in
-            for descriptor in descriptors {
-                let order = descriptor.compare(a, to: b)
-                if order != .orderedSame { return order == .orderedAscending }
-            }
-            return a.objectID.key.primaryKey < b.objectID.key.primaryKey
-        }
+        var sorted = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).filter { predicate?.evaluate(with: $0) ?? true }
+        sorted.sortAsStored(by: base.sortDescriptors)
         var sections: [(name: String, ids: [NSManagedObjectID])] = []
         for object in sorted {
             let name = base.sectionKeyPath.flatMap { object.value(forKeyPath: $0) }.map { "\($0)" } ?? ""
