@@ -159,6 +159,35 @@ extension NSManagedObject {
         }
     }
 
+    /// The unsaved changes of the loaded to-many relationships, as what was added and what was
+    /// removed since the set was read: what `refresh(_:mergeChanges: true)` applies again over the
+    /// store's latest members (see `reapplyToManyChanges(_:)`).
+    final func unsavedToManyChanges() -> [ToManyChange] {
+        guard !faultFlag else { return [] }
+        var changes: [ToManyChange] = []
+        for relationship in entity.frozenRelationships where relationship.isToMany {
+            guard let set = values[relationship.slot] as? RelationshipSet, let committedIDs = set.committedIDs else { continue }
+            let committed = Set(committedIDs)
+            let added = Array(set.members.filter { !committed.contains($0.objectID) })
+            let current = Set(set.members.map(\.objectID))
+            let removed = committed.subtracting(current)
+            if !added.isEmpty || !removed.isEmpty { changes.append(ToManyChange(relationship: relationship, added: added, removed: removed)) }
+        }
+        return changes
+    }
+
+    /// Applies to-many changes taken by `unsavedToManyChanges()` to the members the store holds now
+    /// (loaded again, with this context's unsaved changes of to-one inverses): members added
+    /// elsewhere stay, the local additions and removals are made again. The inverse sides already
+    /// hold the local changes, so they are not touched.
+    final func reapplyToManyChanges(_ changes: [ToManyChange]) {
+        for change in changes {
+            let set = relationshipSet(for: change.relationship)
+            set.members.removeAll { change.removed.contains($0.objectID) }
+            for object in change.added where !object.deletedFlag && object.managedObjectContext != nil { set.members.append(object) }
+        }
+    }
+
     /// The to-many set an inverse change is about to touch, and whether it was loaded for it. A
     /// set loaded now folds in other objects' unsaved changes, so the object's event baseline is
     /// recorded before the load.
@@ -214,4 +243,11 @@ extension NSManagedObject {
             managedObjectContext?.objectDidChange(self)
         }
     }
+}
+
+/// A to-many relationship's unsaved change: the objects added and the IDs removed since it was read.
+struct ToManyChange {
+    let relationship: NSRelationshipDescription
+    let added: [NSManagedObject]
+    let removed: Set<NSManagedObjectID>
 }

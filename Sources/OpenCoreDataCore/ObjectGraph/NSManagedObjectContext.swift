@@ -701,7 +701,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // Fetched properties are evaluated again when next read (`turnIntoFault` forgets them
             // on the other path).
             fetchedPropertyResults.forget(object)
-            let changes = object.hasChanges ? object.changedValues() : [:]
+            // Attributes and to-one relationships keep their local values; a to-many relationship
+            // keeps its local additions and removals over the store's latest members, so members
+            // another context added or removed stay as it saved them.
+            let toManyChanges = object.hasChanges ? object.unsavedToManyChanges() : []
+            var changes = object.hasChanges ? object.changedValues() : [:]
+            for change in toManyChanges { changes[change.relationship.name] = nil }
             let row: StoredRow?
             do {
                 row = try loadRowForFault(object.objectID)
@@ -715,6 +720,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 object.takeStoredRow(row)
                 withoutUndoRecording {
                     for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+                    object.reapplyToManyChanges(toManyChanges)
                 }
                 object.awake(fromSnapshotEvents: .refresh)
             }

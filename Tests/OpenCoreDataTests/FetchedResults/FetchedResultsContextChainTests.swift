@@ -6,7 +6,9 @@ import Testing
 /// `FetchedResultsPropertyTests`' random changes, reaching the controller the other ways apps make
 /// them: unsaved (the controller follows `processPendingChanges()`, as at the end of a run loop
 /// turn), with refreshes, rollbacks and undo; saved by a child context into the controller's (an
-/// editing context's save); saved by another context and merged; and saved on an in-memory store.
+/// editing context's save); saved by another context and merged, by hand or automatically, also
+/// while the controller's context has unsaved changes of its own or is itself a child; and saved
+/// on an in-memory store.
 /// After every round, the table that applies the delegate's callbacks, the snapshot delegate's
 /// latest snapshot and the controller itself must equal the answer worked out in memory from the
 /// controller's context (`reference`).
@@ -24,6 +26,17 @@ import Testing
         /// In another context of the same coordinator, saved every round and merged into the
         /// controller's with `mergeChanges(fromContextDidSave:)`.
         case sibling
+        /// In another context of the same coordinator, saved every round; the controller's context
+        /// merges each save by itself (`automaticallyMergesChangesFromParent`).
+        case automatic
+        /// Some changes in the controller's context, saved every fourth round, and some in another
+        /// context, saved every round, each context merging the other's saves by itself: a
+        /// background import while the user edits.
+        case mixed
+        /// The controller's context is a child of a root context; the changes are made in another
+        /// child, saved into the root every round and merged by the controller's context by
+        /// itself; the root saves to the store every fourth round.
+        case nestedSibling
     }
 
     struct Configuration: CustomStringConvertible, Sendable {
@@ -83,29 +96,49 @@ import Testing
     static func run(_ configuration: Configuration, on coordinator: NSPersistentStoreCoordinator) throws {
         let base = configuration.base
         let mode = configuration.mode
-        let context = TestSupport.context(coordinator)
+        let root = TestSupport.context(coordinator)
+        let context = mode == .nestedSibling ? Self.child(of: root) : root
         var random = DifferentialTests.Generator(state: UInt64(configuration.description.utf8.reduce(11) { $0 &* 31 &+ Int($1) }.magnitude))
         let departmentIDs = try FetchedResultsPropertyTests.insertTeams(into: context, random: &random).map(\.objectID)
+        if mode == .nestedSibling { try root.save() }
 
         let observers = try FetchedResultsPropertyTests.Observers(base, context: context)
         if mode == .unsaved { context.undoManager = UndoManager() }
 
         // The child and the sibling live across rounds, as editing contexts do.
-        let child = TestSupport.context(coordinator)
-        child.persistentStoreCoordinator = nil
-        child.parent = context
+        let child = Self.child(of: mode == .nestedSibling ? root : context)
         let sibling = TestSupport.context(coordinator)
+        switch mode {
+        case .automatic, .nestedSibling:
+            context.automaticallyMergesChangesFromParent = true
+        case .mixed:
+            // Both sides change the same objects: the last save's values win, property by property.
+            for side in [context, sibling] {
+                side.automaticallyMergesChangesFromParent = true
+                side.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+            }
+        case .unsaved, .child, .saved, .sibling:
+            break
+        }
         let siblingSaves = SavedNotes()
         let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: sibling, queue: nil) { siblingSaves.add($0) }
         defer { NotificationCenter.default.removeObserver(observer) }
 
         let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 20
         for round in 0..<rounds {
-            let editing = mode == .child ? child : mode == .sibling ? sibling : context
-            let players = try editing.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player"))
+            let editors = switch mode {
+            case .child, .nestedSibling: [child]
+            case .sibling, .automatic: [sibling]
+            case .mixed: [context, sibling]
+            case .unsaved, .saved: [context]
+            }
+            let playersByEditor = try editors.map { try $0.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")) }
+            let departmentsByEditor = editors.map { editor in departmentIDs.map { editor.object(with: $0) } }
             var operations: [String] = []
-            let departments = departmentIDs.map { editing.object(with: $0) }
             for _ in 0..<random.int(1..<6) {
+                let side = editors.count == 1 ? 0 : random.int(0..<editors.count)
+                let (editing, players, departments) = (editors[side], playersByEditor[side], departmentsByEditor[side])
+                if editors.count > 1 { operations.append(editing === context ? "here:" : "there:") }
                 let kind = random.int(0..<8)
                 switch kind {
                 case 7 where !players.isEmpty:
@@ -122,8 +155,13 @@ import Testing
                     }
                 }
             }
+            func saveEveryFourthRound(_ saving: NSManagedObjectContext, _ label: String) throws {
+                guard round % 4 == 3 else { return }
+                try saving.save()
+                operations.append(label)
+            }
             // As Apple's users do for diffable snapshots: permanent IDs as soon as objects are new.
-            try editing.obtainPermanentIDs(for: Array(editing.insertedObjects))
+            for editing in editors { try editing.obtainPermanentIDs(for: Array(editing.insertedObjects)) }
             switch mode {
             case .unsaved:
                 if random.chance(10) {
@@ -142,17 +180,30 @@ import Testing
             case .child:
                 try child.save()
                 context.processPendingChanges()
-                if round % 4 == 3 {
-                    try context.save()
-                    operations.append("parent saved")
-                }
+                try saveEveryFourthRound(context, "parent saved")
             case .saved:
                 try context.save()
             case .sibling:
                 try sibling.save()
                 if let note = siblingSaves.last { context.mergeChanges(fromContextDidSave: note) }
+            case .automatic:
+                try sibling.save()
+            case .mixed:
+                try sibling.save()
+                context.processPendingChanges()
+                try saveEveryFourthRound(context, "saved here")
+            case .nestedSibling:
+                try child.save()
+                try saveEveryFourthRound(root, "root saved")
             }
             guard observers.expectShowing(try reference(base, in: context), round: round, operations: operations) else { break }
         }
+    }
+
+    /// A new child context of `parent`, as an editing context is made.
+    static func child(of parent: NSManagedObjectContext) -> NSManagedObjectContext {
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        return child
     }
 }

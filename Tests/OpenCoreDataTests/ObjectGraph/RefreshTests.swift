@@ -105,4 +105,62 @@ import Testing
         let stored = try fresh.fetch(NSFetchRequest<NSManagedObject>(entityName: "Pet"))
         #expect(stored.map { ($0.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String } == ["Alice"])
     }
+
+    /// Keeping unsaved changes over values another context saved keeps a to-many relationship's
+    /// additions and removals, not its whole set: members the other context added or took away
+    /// stay as it saved them, in one-to-many and many-to-many relationships. (Taking the local set
+    /// whole lost them, and left the other side's to-one pointing at an object that didn't list it.)
+    @Test(arguments: ["mergeChanges(fromContextDidSave:)", "refreshAllObjects()"])
+    func keepingChangesKeepsOtherContextsToManyChanges(_ how: String) throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let setUp = TestSupport.context(coordinator)
+        func insert(_ entity: String, _ name: String, _ values: [String: Any] = [:]) -> NSManagedObject {
+            let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: setUp)
+            object.setValue(name, forKey: entity == "Project" ? "title" : "name")
+            for (key, value) in values { object.setValue(value, forKey: key) }
+            return object
+        }
+        let d1 = insert("Department", "D1"), d2 = insert("Department", "D2")
+        let e1 = insert("Employee", "E1", ["department": d1]), e2 = insert("Employee", "E2", ["department": d1])
+        let e3 = insert("Employee", "E3", ["department": d2])
+        let p1 = insert("Project", "P1")
+        p1.mutableSetValue(forKey: "members").add(e1)
+        try setUp.save()
+
+        let here = TestSupport.context(coordinator)
+        here.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        func mine(_ object: NSManagedObject) -> NSManagedObject { here.object(with: object.objectID) }
+        func names(_ object: NSManagedObject, _ key: String) -> [String] {
+            ((object.value(forKey: key) as? Set<NSManagedObject>) ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
+        }
+        // Here: E2 moves to D2, and joins P1.
+        mine(e2).setValue(mine(d2), forKey: "department")
+        mine(p1).mutableSetValue(forKey: "members").add(mine(e2))
+        #expect(names(mine(d1), "employees") == ["E1"] && names(mine(p1), "members") == ["E1", "E2"])
+
+        // There, saved: E3 moves to D1, and joins P1.
+        let there = TestSupport.context(coordinator)
+        let notes = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        there.object(with: e3.objectID).setValue(there.object(with: d1.objectID), forKey: "department")
+        there.object(with: p1.objectID).mutableSetValue(forKey: "members").add(there.object(with: e3.objectID))
+        try there.save()
+
+        if how == "refreshAllObjects()" {
+            here.refreshAllObjects()
+        } else {
+            here.mergeChanges(fromContextDidSave: try #require(notes.last))
+        }
+        #expect(names(mine(d1), "employees") == ["E1", "E3"])
+        #expect(names(mine(d2), "employees") == ["E2"])
+        #expect(names(mine(p1), "members") == ["E1", "E2", "E3"])
+        #expect((mine(e3).value(forKey: "department") as? NSManagedObject) === mine(d1))
+
+        try here.save()
+        let fresh = TestSupport.context(coordinator)
+        let stored = { (object: NSManagedObject, key: String) in names(fresh.object(with: object.objectID), key) }
+        #expect(stored(d1, "employees") == ["E1", "E3"] && stored(d2, "employees") == ["E2"])
+        #expect(stored(p1, "members") == ["E1", "E2", "E3"])
+    }
 }

@@ -43,8 +43,8 @@ struct PostgreSQLDifferentialTests {
         #expect(answered > count / 2, "most generated requests are answered")
     }
 
-    /// `FetchedResultsContextChainTests`' random changes, unsaved, through a child, merged from
-    /// another context and saved, for controllers over the server's store.
+    /// `FetchedResultsContextChainTests`' random changes (unsaved, through a child, merged from
+    /// another context by hand or automatically, and saved) for controllers over the server's store.
     @Test(arguments: FetchedResultsContextChainTests.Configuration.some(sections: [nil, "department.name"], batchSizes: [20]))
     func controllersFollowChangesOnTheServer(_ configuration: FetchedResultsContextChainTests.Configuration) throws {
         let database = PostgreSQLStoreTests.Database()
