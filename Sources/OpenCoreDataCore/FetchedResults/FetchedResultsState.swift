@@ -573,6 +573,11 @@ final class FetchedResultsState {
         let newKeys = new.allKeys
         let newPositions = Dictionary(newKeys.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let changedKeys = Set(changed.map { key(of: $0) })
+        // Rows that stay but change their order among the staying rows are touched too (each row
+        // left untouched must keep its order): those off a longest run already in order.
+        let staying = oldKeys.compactMap { newPositions[$0] }
+        let (oldSectionNames, newSectionNames) = (old.sectionNames, new.sectionNames)
+        let reordered = Self.positionsOutOfOrder(staying)
         var rows: [FetchedResultsChanges.TouchedRow] = []
         for (position, key) in oldKeys.enumerated() where newPositions[key] == nil {
             let object = oldObjects[position] ?? object(forKey: key)
@@ -581,13 +586,40 @@ final class FetchedResultsState {
         for (position, key) in newKeys.enumerated() {
             let newPlace = place(at: position, in: new)
             if let was = oldPositions[key] {
-                guard changedKeys.contains(key) else { continue }
-                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: place(at: was, in: old), new: newPlace, changed: true))
+                // …and so are rows whose section changed (its name, through a related object).
+                let changedHere = changedKeys.contains(key)
+                let oldPlace = place(at: was, in: old)
+                guard changedHere || reordered.contains(position) || oldSectionNames[oldPlace.section] != newSectionNames[newPlace.section] else { continue }
+                rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: oldPlace, new: newPlace, changed: changedHere))
             } else {
                 rows.append(FetchedResultsChanges.TouchedRow(object: object(forKey: key), old: nil, new: newPlace, changed: changedKeys.contains(key)))
             }
         }
         return rows
+    }
+
+    /// The values of `positions` off one longest increasing run of them: the fewest that must
+    /// move for the rest to be in order.
+    static func positionsOutOfOrder(_ positions: [Int]) -> Set<Int> {
+        // Patience sorting: `tails[k]` is the index of the smallest last value of a run of k + 1.
+        var tails: [Int] = []
+        var previous = [Int](repeating: -1, count: positions.count)
+        for (index, value) in positions.enumerated() {
+            var low = 0, high = tails.count
+            while low < high {
+                let middle = (low + high) / 2
+                if positions[tails[middle]] < value { low = middle + 1 } else { high = middle }
+            }
+            if low > 0 { previous[index] = tails[low - 1] }
+            if low == tails.count { tails.append(index) } else { tails[low] = index }
+        }
+        var inRun = Set<Int>()
+        var index = tails.last ?? -1
+        while index >= 0 {
+            inRun.insert(positions[index])
+            index = previous[index]
+        }
+        return Set(positions).subtracting(inRun)
     }
 
     /// The results fetched again, with the changed objects (also those changed only through a
@@ -600,6 +632,11 @@ final class FetchedResultsState {
         unlimited.fetchOffset = 0
         unlimited.fetchBatchSize = 0
         var objects = try context.fetch(unlimited).compactMap { $0 as? NSManagedObject }
+        // The fetch judges an unchanged object by the store, also when a related object it is
+        // judged through has unsaved changes (from this event or an earlier one): those are judged
+        // in memory too.
+        let changed = changed + relatedObjectsAffected(by: Array(context.insertedObjects) + Array(context.updatedObjects))
+            .filter { $0.entity.isKindOf(entity: entity) }
         let judged = Set(changed.map { ObjectIdentifier($0) })
         let matches = { [request, context] (object: NSManagedObject) -> Bool in
             !object.isDeleted && object.lives(in: context) && (request.predicate?.evaluate(with: object) ?? true)
@@ -641,6 +678,12 @@ final class FetchedResultsState {
         for key in [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSRefreshedObjectsKey] {
             changed += (info[key] as? Set<NSManagedObject>) ?? []
         }
+        return relatedObjectsAffected(by: changed)
+    }
+
+    /// The objects that point through a relationship the request reads to one of `changed`.
+    private func relatedObjectsAffected(by changed: [NSManagedObject]) -> [NSManagedObject] {
+        guard !readRelationships.isEmpty else { return [] }
         var affected: [NSManagedObject] = []
         for relationship in readRelationships {
             guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship else { continue }
