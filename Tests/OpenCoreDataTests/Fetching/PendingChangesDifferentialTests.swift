@@ -8,7 +8,8 @@ import Testing
 /// entity, saved and unsaved, minus the deleted, judged by their current values and sorted. The
 /// reference answer is worked out here from every object with `evaluate(with:)` and
 /// `NSSortDescriptor.compare(_:to:)`, for objects, object IDs and `count(for:)`, with and without a
-/// batch size, a limit and an offset, over the SQLite, in-memory and binary stores.
+/// batch size, a limit and an offset, over the SQLite, in-memory and binary stores (and PostgreSQL
+/// in `PostgreSQLDifferentialTests`).
 ///
 /// A predicate that reads an *other* object's changed state (`group.items.@count` after an item
 /// moved to another group) is left out: the store answers it for the objects that did not change,
@@ -32,8 +33,16 @@ import Testing
 
     @Test(arguments: storeTypes, Layout.allCases)
     func fetchesReflectUnsavedChanges(storeType: String, layout: Layout) throws {
-        let model = DifferentialTests.model()
-        let (coordinator, _) = try TestSupport.coordinator(model, type: storeType)
+        let (coordinator, _) = try TestSupport.coordinator(DifferentialTests.model(), type: storeType)
+        let mismatches = try Self.run(on: coordinator, layout: layout, seed: UInt64(storeType.utf8.count),
+                                      sharing: Self.storeTypes.count * Layout.allCases.count)
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10).joined(separator: "\n"))")
+    }
+
+    /// Populates `coordinator`'s store (empty, of `DifferentialTests.model()`), then runs three
+    /// rounds of generated changes and requests in `layout`: their mismatches. The requests are
+    /// `OPENCOREDATA_DIFFERENTIAL_COUNT` shared by `cases` runs.
+    static func run(on coordinator: NSPersistentStoreCoordinator, layout: Layout, seed: UInt64, sharing cases: Int) throws -> [String] {
         let root = TestSupport.context(coordinator)
         try DifferentialTests.populate(root)
         let context: NSManagedObjectContext
@@ -46,8 +55,8 @@ import Testing
         }
         let total = DifferentialTests.requestCount(default: 2000)
         // Each request runs three ways (objects, IDs, a count): half the count spread over the cases.
-        let perRound = max(20, total / (Self.storeTypes.count * Layout.allCases.count * 3 * 2))
-        var random = Generator(state: 7 &+ UInt64(storeType.utf8.count) &* 31 &+ (layout == .context ? 0 : 1))
+        let perRound = max(20, total / (cases * 3 * 2))
+        var random = Generator(state: 7 &+ seed &* 31 &+ (layout == .context ? 0 : 1))
         var nextID: Int64 = 1000
         var mismatches: [String] = []
         for round in 0..<3 {
@@ -66,7 +75,7 @@ import Testing
                 if context !== root { context.refreshAllObjects() }
             }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.prefix(10).joined(separator: "\n"))")
+        return mismatches
     }
 
     /// Makes generated unsaved changes in `context`: new items (some with tags), changed

@@ -45,10 +45,21 @@ struct PostgreSQLDifferentialTests {
 
     /// `FetchedResultsContextChainTests`' random changes (unsaved, through a child, merged from
     /// another context by hand or automatically, and saved) for controllers over the server's store.
-    @Test(arguments: FetchedResultsContextChainTests.Configuration.some(sections: [nil, "department.name"], batchSizes: [20]))
+    @Test(arguments: FetchedResultsContextChainTests.Configuration.some(sections: [nil, "department.name"], batchSizes: [20])
+            + FetchedResultsContextChainTests.Configuration.some(sections: ["department.name"], batchSizes: [0], limit: 7))
     func controllersFollowChangesOnTheServer(_ configuration: FetchedResultsContextChainTests.Configuration) throws {
         let database = PostgreSQLStoreTests.Database()
         try FetchedResultsContextChainTests.run(configuration, on: database.coordinator(FetchedResultsPropertyTests.model()))
+    }
+
+    /// `PendingChangesDifferentialTests`' generated requests while a context holds generated
+    /// unsaved changes (also in a parent context), against the answer worked out in memory.
+    @Test(arguments: PendingChangesDifferentialTests.Layout.allCases)
+    func fetchesOnTheServerReflectUnsavedChanges(_ layout: PendingChangesDifferentialTests.Layout) throws {
+        let database = PostgreSQLStoreTests.Database()
+        let mismatches = try PendingChangesDifferentialTests.run(on: database.coordinator(DifferentialTests.model()), layout: layout,
+                                                                 seed: 101, sharing: PendingChangesDifferentialTests.Layout.allCases.count)
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10).joined(separator: "\n"))")
     }
 
     /// The generated predicates as batch updates on the server: the objects a fetch finds.
