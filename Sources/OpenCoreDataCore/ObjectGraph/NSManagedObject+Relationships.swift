@@ -188,6 +188,17 @@ extension NSManagedObject {
         }
     }
 
+    /// Takes objects another context deleted out of this object's loaded to-many sets, current and
+    /// saved members alike.
+    final func dropMembers(_ deleted: Set<NSManagedObjectID>) {
+        guard !faultFlag else { return }
+        for relationship in entity.frozenRelationships where relationship.isToMany {
+            guard let set = values[relationship.slot] as? RelationshipSet else { continue }
+            set.members.removeAll { deleted.contains($0.objectID) }
+            set.committedIDs?.removeAll { deleted.contains($0) }
+        }
+    }
+
     /// The to-many set an inverse change is about to touch, and whether it was loaded for it. A
     /// set loaded now folds in other objects' unsaved changes, so the object's event baseline is
     /// recorded before the load.

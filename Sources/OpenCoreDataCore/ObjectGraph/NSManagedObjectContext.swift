@@ -806,6 +806,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.deletedFlag = true
             removed.insert(object)
         }
+        // Objects with unsaved changes keep their loaded to-many sets: those lose the members
+        // deleted elsewhere (as the store's delete rules took them out of the saved ones).
+        if !removed.isEmpty {
+            let removedIDs = Set(removed.map(\.objectID))
+            for object in registry.values where object.hasChanges { object.dropMembers(removedIDs) }
+        }
         for id in ids.inserted {
             insertedHere.insert(object(with: id))
         }

@@ -163,4 +163,47 @@ import Testing
         #expect(stored(d1, "employees") == ["E1", "E3"] && stored(d2, "employees") == ["E2"])
         #expect(stored(p1, "members") == ["E1", "E2", "E3"])
     }
+
+    /// An object added here to a to-many relationship and deleted by another context leaves the
+    /// relationship when the deletion is merged, one-to-many and many-to-many; the save then
+    /// writes the relationship without it.
+    @Test(arguments: [false, true])
+    func membersDeletedElsewhereLeaveChangedRelationships(_ manyToMany: Bool) throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let setUp = TestSupport.context(coordinator)
+        let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: setUp)
+        department.setValue("D1", forKey: "name")
+        let other = NSEntityDescription.insertNewObject(forEntityName: "Department", into: setUp)
+        other.setValue("D2", forKey: "name")
+        let employee = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: setUp)
+        employee.setValue("E3", forKey: "name")
+        employee.setValue(other, forKey: "department")
+        let project = NSEntityDescription.insertNewObject(forEntityName: "Project", into: setUp)
+        project.setValue("P1", forKey: "title")
+        try setUp.save()
+
+        let here = TestSupport.context(coordinator)
+        let owner = here.object(with: (manyToMany ? project : department).objectID)
+        let key = manyToMany ? "members" : "employees"
+        if manyToMany {
+            owner.mutableSetValue(forKey: key).add(here.object(with: employee.objectID))
+        } else {
+            here.object(with: employee.objectID).setValue(owner, forKey: "department")
+        }
+        #expect((owner.value(forKey: key) as? Set<NSManagedObject>)?.count == 1)
+
+        let there = TestSupport.context(coordinator)
+        let notes = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        there.delete(there.object(with: employee.objectID))
+        try there.save()
+        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+        #expect((owner.value(forKey: key) as? Set<NSManagedObject>)?.isEmpty == true)
+
+        try here.save()
+        let fresh = TestSupport.context(coordinator)
+        #expect((fresh.object(with: owner.objectID).value(forKey: key) as? Set<NSManagedObject>)?.isEmpty == true)
+        #expect(try fresh.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 0)
+    }
 }
