@@ -115,10 +115,7 @@ import Testing
         let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
         let setUp = TestSupport.context(coordinator)
         func insert(_ entity: String, _ name: String, _ values: [String: Any] = [:]) -> NSManagedObject {
-            let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: setUp)
-            object.setValue(name, forKey: entity == "Project" ? "title" : "name")
-            for (key, value) in values { object.setValue(value, forKey: key) }
-            return object
+            Self.insert(entity, name, values, into: setUp)
         }
         let d1 = insert("Department", "D1"), d2 = insert("Department", "D2")
         let e1 = insert("Employee", "E1", ["department": d1]), e2 = insert("Employee", "E2", ["department": d1])
@@ -171,15 +168,9 @@ import Testing
     func membersDeletedElsewhereLeaveChangedRelationships(_ manyToMany: Bool) throws {
         let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
         let setUp = TestSupport.context(coordinator)
-        let department = NSEntityDescription.insertNewObject(forEntityName: "Department", into: setUp)
-        department.setValue("D1", forKey: "name")
-        let other = NSEntityDescription.insertNewObject(forEntityName: "Department", into: setUp)
-        other.setValue("D2", forKey: "name")
-        let employee = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: setUp)
-        employee.setValue("E3", forKey: "name")
-        employee.setValue(other, forKey: "department")
-        let project = NSEntityDescription.insertNewObject(forEntityName: "Project", into: setUp)
-        project.setValue("P1", forKey: "title")
+        let department = Self.insert("Department", "D1", into: setUp)
+        let employee = Self.insert("Employee", "E3", ["department": Self.insert("Department", "D2", into: setUp)], into: setUp)
+        let project = Self.insert("Project", "P1", into: setUp)
         try setUp.save()
 
         let here = TestSupport.context(coordinator)
@@ -205,5 +196,13 @@ import Testing
         let fresh = TestSupport.context(coordinator)
         #expect((fresh.object(with: owner.objectID).value(forKey: key) as? Set<NSManagedObject>)?.isEmpty == true)
         #expect(try fresh.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 0)
+    }
+
+    /// Inserts an object of the company model with its name (a project's title) and other values.
+    private static func insert(_ entity: String, _ name: String, _ values: [String: Any] = [:], into context: NSManagedObjectContext) -> NSManagedObject {
+        let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+        object.setValue(name, forKey: entity == "Project" ? "title" : "name")
+        for (key, value) in values { object.setValue(value, forKey: key) }
+        return object
     }
 }
