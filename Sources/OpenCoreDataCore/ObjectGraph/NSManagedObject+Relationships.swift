@@ -188,6 +188,13 @@ extension NSManagedObject {
         }
     }
 
+    /// Whether another context's deletion of the object was merged into its context (which
+    /// forgot it), as opposed to a deletion pending here.
+    var isDeletedElsewhere: Bool {
+        guard deletedFlag, let context = managedObjectContext else { return false }
+        return context.registry[objectKey] !== self
+    }
+
     /// Takes objects another context deleted out of this object's loaded to-many sets, current and
     /// saved members alike.
     final func dropMembers(_ deleted: Set<NSManagedObjectID>) {

@@ -140,6 +140,11 @@ enum ObjectValidation {
             }
         } else if !relationship.isOptional && object.toOneDestinationID(relationship) == nil {
             throw error(NSValidationMissingMandatoryPropertyError, object, relationship.name, nil, "\(relationship.name) is a required relationship.")
+        } else if let destination = object.values[relationship.slot] as? NSManagedObject, destination.isDeletedElsewhere {
+            // Saving it would write a reference to a row that is gone: Core Data's "dangling
+            // reference" error.
+            throw error(NSManagedObjectValidationError, object, relationship.name, destination,
+                        "Dangling reference to an invalid object: \(relationship.name) points to an object another context deleted.")
         }
     }
 

@@ -198,6 +198,41 @@ import Testing
         #expect(try fresh.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 0)
     }
 
+    /// An unsaved change pointing a to-one relationship at an object another context deleted
+    /// fails the save with Core Data's validation error (1550, "dangling reference") and writes
+    /// nothing, rather than saving a reference to a row that is gone; pointing it elsewhere lets
+    /// the save through.
+    @Test func aReferenceToAnObjectDeletedElsewhereFailsTheSave() throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let setUp = TestSupport.context(coordinator)
+        let kept = Self.insert("Department", "D1", into: setUp)
+        let doomed = Self.insert("Department", "D3", into: setUp)
+        let employee = Self.insert("Employee", "E1", ["department": kept], into: setUp)
+        try setUp.save()
+
+        let here = TestSupport.context(coordinator)
+        let mine = here.object(with: employee.objectID)
+        mine.setValue(here.object(with: doomed.objectID), forKey: "department")
+        let there = TestSupport.context(coordinator)
+        let notes = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        there.delete(there.object(with: doomed.objectID))
+        try there.save()
+        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+
+        let error = try #require(throws: NSError.self) { try here.save() }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == NSManagedObjectValidationError)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "department")
+        #expect(here.hasChanges)
+        let fresh = TestSupport.context(coordinator)
+        let stored = fresh.object(with: employee.objectID)
+        #expect((stored.value(forKey: "department") as? NSManagedObject)?.objectID == kept.objectID)
+
+        mine.setValue(here.object(with: kept.objectID), forKey: "department")
+        try here.save()
+    }
+
     /// Inserts an object of the company model with its name (a project's title) and other values.
     private static func insert(_ entity: String, _ name: String, _ values: [String: Any] = [:], into context: NSManagedObjectContext) -> NSManagedObject {
         let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
