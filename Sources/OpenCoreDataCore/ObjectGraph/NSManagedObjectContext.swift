@@ -806,17 +806,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.deletedFlag = true
             removed.insert(object)
         }
-        // Objects with unsaved changes keep their loaded to-many sets: those lose the members
-        // deleted elsewhere (as the store's delete rules took them out of the saved ones).
-        if !removed.isEmpty {
-            let removedIDs = Set(removed.map(\.objectID))
-            for object in registry.values where object.hasChanges { object.dropMembers(removedIDs) }
-        }
         for id in ids.inserted {
             insertedHere.insert(object(with: id))
         }
-        // Relationship contents may have changed: reload them lazily.
-        for object in registry.values where !object.faultFlag && !object.hasChanges {
+        // Relationship contents may have changed: reload them lazily. Objects with unsaved
+        // changes keep their loaded sets, which lose the members deleted elsewhere (as the
+        // store's delete rules took them out of the saved ones).
+        let removedIDs = Set(removed.map(\.objectID))
+        for object in registry.values where !object.faultFlag {
+            if object.hasChanges {
+                if !removedIDs.isEmpty { object.dropMembers(removedIDs) }
+                continue
+            }
             for relationship in object.entity.frozenRelationships where relationship.isToMany {
                 object.values[relationship.slot] = nil
             }

@@ -137,17 +137,15 @@ import Testing
 
         // There, saved: E3 moves to D1, and joins P1.
         let there = TestSupport.context(coordinator)
-        let notes = SavedNotes()
-        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        there.object(with: e3.objectID).setValue(there.object(with: d1.objectID), forKey: "department")
-        there.object(with: p1.objectID).mutableSetValue(forKey: "members").add(there.object(with: e3.objectID))
-        try there.save()
+        let note = try Self.saved(there) {
+            there.object(with: e3.objectID).setValue(there.object(with: d1.objectID), forKey: "department")
+            there.object(with: p1.objectID).mutableSetValue(forKey: "members").add(there.object(with: e3.objectID))
+        }
 
         if how == "refreshAllObjects()" {
             here.refreshAllObjects()
         } else {
-            here.mergeChanges(fromContextDidSave: try #require(notes.last))
+            here.mergeChanges(fromContextDidSave: note)
         }
         #expect(names(mine(d1), "employees") == ["E1", "E3"])
         #expect(names(mine(d2), "employees") == ["E2"])
@@ -184,12 +182,7 @@ import Testing
         #expect((owner.value(forKey: key) as? Set<NSManagedObject>)?.count == 1)
 
         let there = TestSupport.context(coordinator)
-        let notes = SavedNotes()
-        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        there.delete(there.object(with: employee.objectID))
-        try there.save()
-        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+        here.mergeChanges(fromContextDidSave: try Self.saved(there) { there.delete(there.object(with: employee.objectID)) })
         #expect((owner.value(forKey: key) as? Set<NSManagedObject>)?.isEmpty == true)
 
         try here.save()
@@ -214,12 +207,7 @@ import Testing
         let mine = here.object(with: employee.objectID)
         mine.setValue(here.object(with: doomed.objectID), forKey: "department")
         let there = TestSupport.context(coordinator)
-        let notes = SavedNotes()
-        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        there.delete(there.object(with: doomed.objectID))
-        try there.save()
-        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+        here.mergeChanges(fromContextDidSave: try Self.saved(there) { there.delete(there.object(with: doomed.objectID)) })
 
         let error = try #require(throws: NSError.self) { try here.save() }
         #expect(error.domain == NSCocoaErrorDomain && error.code == NSManagedObjectValidationError)
@@ -239,5 +227,15 @@ import Testing
         object.setValue(name, forKey: entity == "Project" ? "title" : "name")
         for (key, value) in values { object.setValue(value, forKey: key) }
         return object
+    }
+
+    /// Makes `changes` in `context` and saves it: the `NSManagedObjectContextDidSave` notification.
+    private static func saved(_ context: NSManagedObjectContext, _ changes: () throws -> Void) throws -> Notification {
+        let notes = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: context, queue: nil) { notes.add($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try changes()
+        try context.save()
+        return try #require(notes.last)
     }
 }
