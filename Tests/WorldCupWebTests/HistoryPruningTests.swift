@@ -31,7 +31,8 @@ struct HistoryPruningTests {
 
     @Test("history older than the retention goes; newer history stays")
     func pruning() async throws {
-        let kept = try await Self.twentyWins(retention: 300)
+        // A day: a loaded machine can take minutes over the test, which must not prune the import.
+        let kept = try await Self.twentyWins(retention: 86_400)
         #expect(kept.before >= 1, "the seed import is in the history")
         #expect(kept.after == kept.before + 20)
         let pruned = try await Self.twentyWins(retention: 0)

@@ -10,6 +10,9 @@ enum ReadOnlyDatabase {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = label
+        // Another process's open or checkpoint can hold a lock for a moment: wait, as stores do,
+        // rather than fail the command (`watch` reads again and again while others write).
+        configuration.busyMode = .timeout(10)
         let sideFiles = SideFiles(of: url)
         defer { sideFiles.removeCreated() }
         let file = try SQLiteReadOnlyFile(url)

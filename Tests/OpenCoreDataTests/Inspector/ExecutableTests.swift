@@ -97,11 +97,13 @@ struct ExecutableTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Inspector.makeWorldCupStore(in: directory, teams: [("Brazil", "South America", 5)])
         let process = try Self.start(["watch", store.path, "--model", Inspector.worldCupModel, "--json", "--interval", "0.05", "--timeout", "300"], in: directory)
-        try await WatchWaiting.until { Self.read(directory, "err").contains("watching") }
+        defer { if process.isRunning { process.terminate() } }
+        let seen = { "running: \(process.isRunning), standard error: \(Self.read(directory, "err")), output: \(Self.read(directory, "out"))" }
+        try await WatchWaiting.until({ Self.read(directory, "err").contains("watching") }, state: seen)
 
         let writer = try WorldCupWriter(store)
         try writer.setWins(of: "Brazil", to: 7)
-        try await WatchWaiting.until { Self.read(directory, "out").contains("\n") }
+        try await WatchWaiting.until({ Self.read(directory, "out").contains("\n") }, state: seen)
         process.interrupt()
         await process.exited()
         writer.close()

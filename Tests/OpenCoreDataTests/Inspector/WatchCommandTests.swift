@@ -76,9 +76,10 @@ struct WatchCommandTests {
 
 /// Polls a condition, failing after a generous time limit.
 enum WatchWaiting {
-    static func until(_ condition: () -> Bool, seconds: Double = patience) async throws {
+    /// `state` describes what was seen instead, for the failure's message.
+    static func until(_ condition: () -> Bool, seconds: Double = patience, state: () -> String = { "" }) async throws {
         guard try await eventually(within: seconds, every: .milliseconds(20), condition) else {
-            Issue.record("condition not met within \(seconds) s")
+            Issue.record("condition not met within \(seconds) s; \(state())")
             throw CancellationError()
         }
     }

@@ -63,7 +63,7 @@ struct PostgreSQLBatchTests {
         #expect(ranks == [2, 10, 10])
         // Both coordinators hear each batch with its objects: the saving one's contexts don't know of a batch.
         for inbox in [own, other] {
-            let heard = try await eventually(within: 30) { inbox.received.count == 4 }
+            let heard = try await eventually { inbox.received.count == 4 }
             #expect(heard, "\(inbox.received)")
             #expect(inbox.received.dropFirst().map(\.inserted) == [2, 0, 0] && inbox.received.last?.deleted == 1)
         }

@@ -108,7 +108,7 @@ import Testing
             return (objects.map { $0.objectID.uriRepresentation() }, objects.compactMap { $0.value(forKey: "name") as? String })
         }
         #expect(expectedNames.contains("Nina") && !expectedNames.contains("Milton") && expectedNames.contains("Bobby"))
-        let caughtUp = try await eventually(within: 15) { shown() == expected }
+        let caughtUp = try await eventually { shown() == expected }
         #expect(caughtUp, "the controller shows \(shown()), a fresh fetch \(expected); notifications: \(inbox.received)")
         guard caughtUp else { return }
         let shownNames = viewer.performAndWait { (controller.fetchedObjects ?? []).compactMap { $0.value(forKey: "name") as? String } }
@@ -131,7 +131,7 @@ import Testing
             local.setValue("Omar", forKey: "name")
             try sibling.save()
         }
-        let ownHeard = try await eventually(within: 30) { inbox.received.dropFirst(before).contains { $0.inserted == 0 } }
+        let ownHeard = try await eventually { inbox.received.dropFirst(before).contains { $0.inserted == 0 } }
         #expect(ownHeard, "own save: \(inbox.received.dropFirst(before))")
         try viewer.performAndWait {
             viewer.refreshAllObjects()
@@ -153,7 +153,7 @@ import Testing
         defer { admin.close() }
         let ended = try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN \(channel)'")
         #expect(ended.count == 1)
-        let toldToCatchUp = try await eventually(within: 30) {
+        let toldToCatchUp = try await eventually {
             inbox.received.contains { $0.storeID != nil && $0.inserted == nil }
         }
         #expect(toldToCatchUp, "no catch-up notification after the connection came back")
@@ -165,7 +165,7 @@ import Testing
             project.setValue("After", forKey: "title")
             try writer.save()
         }
-        let heard = try await eventually(within: 30) {
+        let heard = try await eventually {
             inbox.received.dropFirst(before).contains { $0.inserted == 1 }
         }
         #expect(heard)
