@@ -53,6 +53,13 @@ enum ObjectValidation {
                 try object.validateValue(&value, forKey: entity.slotKeys[slot])
             } catch let error as NSError {
                 errors.append(error)
+                continue
+            }
+            // An override that doesn't call `super` skips the model's checks, but not this one:
+            // a dangling reference would break the store, not only a rule of the app's.
+            if let relationship = entity.frozenProperties[slot] as? NSRelationshipDescription,
+               let destination = danglingDestination(of: relationship, in: object) {
+                errors.append(dangling(relationship, of: object, to: destination))
             }
         }
         try throwCombined(errors)
@@ -126,6 +133,7 @@ enum ObjectValidation {
     }
 
     private static func validate(relationship: NSRelationshipDescription, in object: NSManagedObject) throws {
+        if let destination = danglingDestination(of: relationship, in: object) { throw dangling(relationship, of: object, to: destination) }
         if relationship.isToMany {
             guard let set = object.values[relationship.slot] as? RelationshipSet else { return }
             let count = set.members.filter { !$0.isDeleted }.count
@@ -140,12 +148,25 @@ enum ObjectValidation {
             }
         } else if !relationship.isOptional && object.toOneDestinationID(relationship) == nil {
             throw error(NSValidationMissingMandatoryPropertyError, object, relationship.name, nil, "\(relationship.name) is a required relationship.")
-        } else if let destination = object.values[relationship.slot] as? NSManagedObject, destination.isDeletedElsewhere {
-            // Saving it would write a reference to a row that is gone: Core Data's "dangling
-            // reference" error.
-            throw error(NSManagedObjectValidationError, object, relationship.name, destination,
-                        "Dangling reference to an invalid object: \(relationship.name) points to an object another context deleted.")
         }
+    }
+
+    /// The object `relationship` refers to whose row another context deleted (that deletion
+    /// merged here, and the reference made before or after it), if there is one: saving the
+    /// reference would write a key of a row that is gone.
+    private static func danglingDestination(of relationship: NSRelationshipDescription, in object: NSManagedObject) -> NSManagedObject? {
+        switch object.values[relationship.slot] {
+        case let set as RelationshipSet: set.members.first { $0.isDeletedElsewhere }
+        case let destination as NSManagedObject: destination.isDeletedElsewhere ? destination : nil
+        default: nil
+        }
+    }
+
+    /// Core Data's "dangling reference" error: saving `relationship` would write a reference to
+    /// `destination`, whose row another context deleted.
+    private static func dangling(_ relationship: NSRelationshipDescription, of object: NSManagedObject, to destination: NSManagedObject) -> NSError {
+        error(NSManagedObjectValidationError, object, relationship.name, destination,
+              "Dangling reference to an invalid object: \(relationship.name) \(relationship.isToMany ? "holds" : "points to") an object another context deleted.")
     }
 
     /// Checks the Deny delete rules of an object being deleted.

@@ -63,10 +63,8 @@ import Testing
             try context.save()
         }
         // The merge is delivered on the view context's queue.
-        for _ in 0..<200 where department.value(forKey: "name") as? String != "After" {
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        #expect(department.value(forKey: "name") as? String == "After")
+        let merged = try await eventually { department.value(forKey: "name") as? String == "After" }
+        #expect(merged)
     }
 
     /// Whether a block is running, and whether one ran.

@@ -72,6 +72,11 @@ class AuditedRecord: NSManagedObject {
 }
 final class AuditedInvoice: AuditedRecord {}
 
+/// A class whose `validateValue(_:forKey:)` accepts every value without calling `super`.
+final class TrustingShelter: NSManagedObject {
+    override func validateValue(_ value: inout Any?, forKey key: String) throws {}
+}
+
 @Suite struct PropertyValidationMethodTests {
     static let model: NSManagedObjectModel = {
         let kennel = NSEntityDescription(name: "GuardedKennel", className: "GuardedKennel")
@@ -84,6 +89,18 @@ final class AuditedInvoice: AuditedRecord {}
         keeper.properties = [NSAttributeDescription(name: "age", type: .integer16AttributeType), toKennels]
         let model = NSManagedObjectModel()
         model.entities = [kennel, keeper]
+        return model
+    }()
+
+    /// Shelters (`TrustingShelter`) and their dogs.
+    static let shelterModel: NSManagedObjectModel = {
+        let shelter = NSEntityDescription(name: "TrustingShelter", className: "TrustingShelter")
+        let dog = NSEntityDescription(name: "ShelterDog", className: "NSManagedObject")
+        let (toShelter, toDogs) = TestSupport.relationships("shelter", from: dog, inverse: "dogs", to: shelter, inverseToMany: true)
+        shelter.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType), toDogs]
+        dog.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType), toShelter]
+        let model = NSManagedObjectModel()
+        model.entities = [shelter, dog]
         return model
     }()
 
@@ -105,6 +122,33 @@ final class AuditedInvoice: AuditedRecord {}
         try context.save()
         #expect(kennel.name == " Northside ", "a replacement made while validating at save is not stored")
         #expect(try context.count(for: NSFetchRequest<GuardedKennel>(entityName: "GuardedKennel")) == 1)
+    }
+
+    /// An override that doesn't call `super` skips the model's rules, but not the check that a
+    /// save writes no reference to an object another context deleted: that would break the store.
+    @Test func aDanglingReferenceFailsTheSaveThoughTheOverrideSkipsSuper() throws {
+        let coordinator = try TestSupport.coordinator(Self.shelterModel).0
+        let setUp = TestSupport.context(coordinator)
+        let shelter = TrustingShelter(context: setUp)
+        let dog = NSEntityDescription.insertNewObject(forEntityName: "ShelterDog", into: setUp)
+        try setUp.save()
+
+        let here = TestSupport.context(coordinator)
+        let heldDog = here.object(with: dog.objectID)
+        let there = TestSupport.context(coordinator)
+        let notes = SavedNotes()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
+        there.delete(there.object(with: dog.objectID))
+        try there.save()
+        NotificationCenter.default.removeObserver(observer)
+        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+
+        let mine = here.object(with: shelter.objectID)
+        mine.mutableSetValue(forKey: "dogs").add(heldDog)
+        let error = try #require(throws: NSError.self) { try here.save() }
+        #expect(error.code == NSManagedObjectValidationError && error.userInfo[NSValidationKeyErrorKey] as? String == "dogs")
+        mine.mutableSetValue(forKey: "dogs").remove(heldDog)
+        try here.save()
     }
 
     @Test func anUpdateIsValidatedThroughTheClassToo() throws {

@@ -221,6 +221,44 @@ import Testing
         try here.save()
     }
 
+    /// A reference made after another context's deletion was merged, to an object still held
+    /// from before it, fails the save in the same way, whichever kind of relationship holds it;
+    /// the store keeps what it had, and the save goes through once the reference is taken back.
+    @Test(arguments: ["department", "employees", "members"])
+    func aReferenceMadeAfterTheMergeToAnObjectDeletedElsewhereFailsTheSave(_ key: String) throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let setUp = TestSupport.context(coordinator)
+        let kept = Self.insert("Department", "D1", into: setUp)
+        let doomedDepartment = Self.insert("Department", "D3", into: setUp)
+        let employee = Self.insert("Employee", "E1", ["department": kept], into: setUp)
+        let doomedEmployee = Self.insert("Employee", "E2", into: setUp)
+        let project = Self.insert("Project", "P1", into: setUp)
+        try setUp.save()
+
+        let here = TestSupport.context(coordinator)
+        let heldDepartment = here.object(with: doomedDepartment.objectID)
+        let heldEmployee = here.object(with: doomedEmployee.objectID)
+        let there = TestSupport.context(coordinator)
+        here.mergeChanges(fromContextDidSave: try Self.saved(there) {
+            there.delete(there.object(with: doomedDepartment.objectID))
+            there.delete(there.object(with: doomedEmployee.objectID))
+        })
+        let owner = here.object(with: (key == "department" ? employee : key == "employees" ? kept : project).objectID)
+        if key == "department" { owner.setValue(heldDepartment, forKey: key) } else { owner.mutableSetValue(forKey: key).add(heldEmployee) }
+
+        let error = try #require(throws: NSError.self) { try here.save() }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == NSManagedObjectValidationError)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == key)
+        #expect(here.hasChanges)
+        let fresh = TestSupport.context(coordinator)
+        #expect((fresh.object(with: employee.objectID).value(forKey: "department") as? NSManagedObject)?.objectID == kept.objectID)
+        #expect((fresh.object(with: kept.objectID).value(forKey: "employees") as? Set<NSManagedObject>)?.map(\.objectID) == [employee.objectID])
+        #expect((fresh.object(with: project.objectID).value(forKey: "members") as? Set<NSManagedObject>)?.isEmpty == true)
+
+        if key == "department" { owner.setValue(here.object(with: kept.objectID), forKey: key) } else { owner.mutableSetValue(forKey: key).remove(heldEmployee) }
+        try here.save()
+    }
+
     /// Inserts an object of the company model with its name (a project's title) and other values.
     private static func insert(_ entity: String, _ name: String, _ values: [String: Any] = [:], into context: NSManagedObjectContext) -> NSManagedObject {
         let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
