@@ -47,9 +47,10 @@ import Testing
 
         static let all = some(sections: [nil, "tier", "department.name"], batchSizes: [0, 20])
             + some(sections: [nil, "department.name"], batchSizes: [0], limit: 7)
+            + some(sections: [nil, "department.name"], batchSizes: [0], limit: 7, offset: 3)
 
         /// Every mode with each section key path and batch size, with and without a predicate.
-        static func some(sections keyPaths: [String?], batchSizes: [Int], limit: Int = 0) -> [Configuration] {
+        static func some(sections keyPaths: [String?], batchSizes: [Int], limit: Int = 0, offset: Int = 0) -> [Configuration] {
             var result: [Configuration] = []
             for mode in Mode.allCases {
                 for sections in keyPaths {
@@ -58,7 +59,7 @@ import Testing
                             let bulk = (batch == 20) == (predicate == nil)
                             let selector = sections == "tier" && predicate == nil ? "localizedStandardCompare:" : "compare:"
                             result.append(Configuration(base: .init(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate,
-                                                                    bulk: bulk, nameSelector: selector), mode: mode))
+                                                                    bulk: bulk, nameSelector: selector, offset: offset), mode: mode))
                         }
                     }
                 }
@@ -72,11 +73,13 @@ import Testing
     /// the store breaks them (`sortAsStored`), and grouped by section name. (A fetch with pending
     /// changes would not do: like Core Data's, it answers unchanged objects from the store, so a
     /// department renamed and not saved doesn't move its players there; the controller re-judges
-    /// them.) A fetch limit keeps the first objects in that order.
+    /// them.) A fetch offset skips the first objects in that order; a fetch limit keeps the first
+    /// of the rest.
     static func reference(_ base: FetchedResultsPropertyTests.Configuration, in context: NSManagedObjectContext) throws -> [(name: String, ids: [NSManagedObjectID])] {
         let predicate = base.predicate.map { NSPredicate(format: $0) }
         var sorted = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).filter { predicate?.evaluate(with: $0) ?? true }
         sorted.sortAsStored(by: base.sortDescriptors)
+        sorted = Array(sorted.dropFirst(base.offset))
         if base.limit > 0 { sorted = Array(sorted.prefix(base.limit)) }
         var sections: [(name: String, ids: [NSManagedObjectID])] = []
         for object in sorted {

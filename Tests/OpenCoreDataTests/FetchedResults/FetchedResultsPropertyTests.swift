@@ -4,7 +4,7 @@ import OpenCoreData
 import Testing
 
 /// Random sequences of changes against fetched results controllers in every configuration: with
-/// and without sections (also through a relationship), batch size, fetch limit and a predicate, with
+/// and without sections (also through a relationship), batch size, fetch limit and offset and a predicate, with
 /// changes applied row by row and in bulk, names sorted with `compare:` or `localizedStandardCompare:`
 /// (names long and short, accented, and nil).
 /// After every save, a table that applies the delegate's callbacks with UITableView's rules, and a
@@ -17,8 +17,10 @@ import Testing
         let predicate: String?
         let bulk: Bool
         var nameSelector = "compare:"
+        /// The request's `fetchOffset`.
+        var offset = 0
 
-        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit), predicate: \(predicate ?? "none"), \(bulk ? "bulk" : "row by row"), names by \(nameSelector)" }
+        var description: String { "sections: \(sectionKeyPath ?? "none"), batch \(batchSize), limit \(limit)\(offset > 0 ? ", offset \(offset)" : ""), predicate: \(predicate ?? "none"), \(bulk ? "bulk" : "row by row"), names by \(nameSelector)" }
 
         var sortDescriptors: [NSSortDescriptor] {
             var sorts = [NSSortDescriptor(key: "score", ascending: false), NSSortDescriptor(key: "name", ascending: true, selector: Selector(nameSelector))]
@@ -37,6 +39,9 @@ import Testing
                                 if limit == 0 && predicate == nil {
                                     result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate, bulk: bulk,
                                                                 nameSelector: "localizedStandardCompare:"))
+                                }
+                                if limit > 0 && batch == 0 {
+                                    result.append(Configuration(sectionKeyPath: sections, batchSize: batch, limit: limit, predicate: predicate, bulk: bulk, offset: 3))
                                 }
                             }
                         }
@@ -75,6 +80,7 @@ import Testing
         request.sortDescriptors = configuration.sortDescriptors
         request.fetchBatchSize = configuration.batchSize
         request.fetchLimit = configuration.limit
+        request.fetchOffset = configuration.offset
         request.predicate = configuration.predicate.map { NSPredicate(format: $0) }
         return request
     }

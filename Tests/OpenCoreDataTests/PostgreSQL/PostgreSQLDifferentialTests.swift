@@ -46,7 +46,7 @@ struct PostgreSQLDifferentialTests {
     /// `FetchedResultsContextChainTests`' random changes (unsaved, through a child, merged from
     /// another context by hand or automatically, and saved) for controllers over the server's store.
     @Test(arguments: FetchedResultsContextChainTests.Configuration.some(sections: [nil, "department.name"], batchSizes: [20])
-            + FetchedResultsContextChainTests.Configuration.some(sections: ["department.name"], batchSizes: [0], limit: 7))
+            + FetchedResultsContextChainTests.Configuration.some(sections: ["department.name"], batchSizes: [0], limit: 7, offset: 3))
     func controllersFollowChangesOnTheServer(_ configuration: FetchedResultsContextChainTests.Configuration) throws {
         let database = PostgreSQLStoreTests.Database()
         try FetchedResultsContextChainTests.run(configuration, on: database.coordinator(FetchedResultsPropertyTests.model()))
