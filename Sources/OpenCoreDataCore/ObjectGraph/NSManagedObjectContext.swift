@@ -777,11 +777,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Applies another context's saved changes to the registered objects and notifies observers.
     func mergeSaved(_ ids: SavedObjectIDs) {
+        // The changes made here since the last event are announced first, in their own
+        // notification: observers (a fetched results controller) then meet the merged changes with
+        // the graph as they were told it is (an unsaved insert deleted here is no longer theirs).
+        processPendingChanges()
         advanceQueryGeneration()
         var refreshed: Set<NSManagedObject> = []
         var removed: Set<NSManagedObject> = []
         var insertedHere: Set<NSManagedObject> = []
-        for id in ids.updated {
+        // Changes gathered from several saves (batch requests' results, history transactions) can
+        // list an object as inserted or updated and also deleted: it is gone, and only its deletion
+        // counts (an insert registered after it would announce a row that no longer exists).
+        let deletedKeys = ids.deleted.isEmpty ? [] : Set(ids.deleted.lazy.map(\.key))
+        for id in ids.updated where !deletedKeys.contains(id.key) {
             guard let object = registry[id.key] else { continue }
             refreshValues(of: object, mergeChanges: object.hasChanges)
             if !object.hasChanges {
@@ -806,7 +814,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.deletedFlag = true
             removed.insert(object)
         }
-        for id in ids.inserted {
+        for id in ids.inserted where !deletedKeys.contains(id.key) {
             insertedHere.insert(object(with: id))
         }
         // Relationship contents may have changed: reload them lazily. Objects with unsaved

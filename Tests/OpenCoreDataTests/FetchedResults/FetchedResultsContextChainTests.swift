@@ -7,8 +7,8 @@ import Testing
 /// them: unsaved (the controller follows `processPendingChanges()`, as at the end of a run loop
 /// turn), with refreshes, rollbacks and undo; saved by a child context into the controller's (an
 /// editing context's save); saved by another context and merged, by hand or automatically, also
-/// while the controller's context has unsaved changes of its own or is itself a child; and saved
-/// on an in-memory store.
+/// while the controller's context has unsaved changes of its own or is itself a child; made by
+/// batch requests and merged by their IDs; and saved on an in-memory store.
 /// After every round, the table that applies the delegate's callbacks, the snapshot delegate's
 /// latest snapshot and the controller itself must equal the answer worked out in memory from the
 /// controller's context (`reference`).
@@ -37,6 +37,13 @@ import Testing
         /// child, saved into the root every round and merged by the controller's context by
         /// itself; the root saves to the store every fourth round.
         case nestedSibling
+        /// Batch inserts, updates (of players, and renames of departments) and deletes run on
+        /// another context, their IDs merged into the controller's context with
+        /// `mergeChanges(fromRemoteContextSave:into:)`, as apps import large feeds.
+        case batch
+        /// The batch requests and their merges while the controller's context makes unsaved
+        /// changes of its own, saved every fourth round: an import while the user edits.
+        case batchWhileEditing
     }
 
     struct Configuration: CustomStringConvertible, Sendable {
@@ -122,7 +129,9 @@ import Testing
                 side.automaticallyMergesChangesFromParent = true
                 side.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
             }
-        case .unsaved, .child, .saved, .sibling:
+        case .batchWhileEditing:
+            context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        case .unsaved, .child, .saved, .sibling, .batch:
             break
         }
         let siblingSaves = SavedNotes()
@@ -131,16 +140,17 @@ import Testing
 
         let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 20
         for round in 0..<rounds {
-            let editors = switch mode {
+            let editors: [NSManagedObjectContext] = switch mode {
             case .child, .nestedSibling: [child]
             case .sibling, .automatic: [sibling]
             case .mixed: [context, sibling]
-            case .unsaved, .saved: [context]
+            case .unsaved, .saved, .batchWhileEditing: [context]
+            case .batch: []
             }
             let playersByEditor = try editors.map { try $0.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")) }
             let departmentsByEditor = editors.map { editor in departmentIDs.map { editor.object(with: $0) } }
             var operations: [String] = []
-            for _ in 0..<random.int(1..<6) {
+            for _ in 0..<(editors.isEmpty ? 0 : random.int(1..<6)) {
                 let side = editors.count == 1 ? 0 : random.int(0..<editors.count)
                 let (editing, players, departments) = (editors[side], playersByEditor[side], departmentsByEditor[side])
                 if editors.count > 1 { operations.append(editing === context ? "here:" : "there:") }
@@ -200,9 +210,63 @@ import Testing
             case .nestedSibling:
                 try child.save()
                 try saveEveryFourthRound(root, "root saved")
+            case .batch, .batchWhileEditing:
+                var changed: [AnyHashable: [NSManagedObjectID]] = [:]
+                for _ in 0..<random.int(1..<4) { operations.append(try Self.randomBatchRequest(on: sibling, changed: &changed, random: &random)) }
+                NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changed, into: [context])
+                context.processPendingChanges()
+                try saveEveryFourthRound(context, "saved here")
             }
             guard observers.expectShowing(try reference(base, in: context), round: round, operations: operations) else { break }
         }
+    }
+
+    /// Runs one random batch request through `context` (straight to the store, as batch requests
+    /// go) and adds the IDs it changed to `changed`, under the keys
+    /// `mergeChanges(fromRemoteContextSave:into:)` reads; describes it.
+    static func randomBatchRequest(on context: NSManagedObjectContext, changed: inout [AnyHashable: [NSManagedObjectID]],
+                                   random: inout DifferentialTests.Generator) throws -> String {
+        let description: String
+        let key: String
+        let result: Any?
+        switch random.int(0..<5) {
+        case 0:
+            // Batch inserts can't set relationships: these players have no department.
+            let players: [[String: Any]] = (0..<random.int(1..<4)).map { _ in
+                ["name": random.pick(FetchedResultsPropertyTests.names), "score": Int64(random.int(0..<5)), "tier": Int16(random.int(0..<4))]
+            }
+            let request = NSBatchInsertRequest(entityName: "Player", objects: players)
+            request.resultType = .objectIDs
+            (description, key, result) = ("batch insert \(players.count)", NSInsertedObjectsKey, (try context.execute(request) as? NSBatchInsertResult)?.result)
+        case 1:
+            let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Player")
+            fetch.predicate = NSPredicate(format: "score == %d AND tier == %d", random.int(0..<5), random.int(0..<4))
+            let request = NSBatchDeleteRequest(fetchRequest: fetch)
+            request.resultType = .resultTypeObjectIDs
+            (description, key, result) = ("batch delete \(fetch.predicate!)", NSDeletedObjectsKey, (try context.execute(request) as? NSBatchDeleteResult)?.result)
+        case 2:
+            let request = NSBatchUpdateRequest(entityName: "Department")
+            request.predicate = NSPredicate(format: "name == %@", "D\(random.int(1..<7))")
+            request.propertiesToUpdate = ["name": "D\(random.int(1..<7))"]
+            request.resultType = .updatedObjectIDsResultType
+            (description, key, result) = ("batch rename \(request.predicate!) to \(request.propertiesToUpdate!)", NSUpdatedObjectsKey,
+                                          (try context.execute(request) as? NSBatchUpdateResult)?.result)
+        default:
+            let request = NSBatchUpdateRequest(entityName: "Player")
+            request.predicate = random.chance(50) ? NSPredicate(format: "score == %d", random.int(0..<5))
+                : NSPredicate(format: "name == %@", random.pick(FetchedResultsPropertyTests.names))
+            request.propertiesToUpdate = switch random.int(0..<3) {
+            case 0: ["score": Int64(random.int(0..<5))]
+            case 1: ["tier": Int16(random.int(0..<4))]
+            default: ["name": random.pick(FetchedResultsPropertyTests.names)]
+            }
+            request.resultType = .updatedObjectIDsResultType
+            (description, key, result) = ("batch update \(request.predicate!) to \(request.propertiesToUpdate!)", NSUpdatedObjectsKey,
+                                          (try context.execute(request) as? NSBatchUpdateResult)?.result)
+        }
+        let ids = try #require(result as? [NSManagedObjectID], "\(description) answers its object IDs")
+        changed[key, default: []] += ids
+        return "\(description): \(ids.map { $0.uriRepresentation().lastPathComponent })"
     }
 
     /// A new child context of `parent`, as an editing context is made.

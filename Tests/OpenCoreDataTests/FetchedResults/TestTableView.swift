@@ -134,7 +134,8 @@ final class TestTableView: NSFetchedResultsControllerDelegate {
         func names(_ rows: [NSManagedObject]) -> [String] { rows.map { $0.objectID.uriRepresentation().lastPathComponent } }
         for (index, section) in sections.enumerated() {
             if section.name != expected[index].0 || section.rows.count != expected[index].1.count || zip(section.rows, expected[index].1).contains(where: { $0 !== $1 }) {
-                return invalid("after the update section \(index) shows \(names(section.rows)) but the data source has \(names(expected[index].1))")
+                let differing = zip(section.rows, expected[index].1).filter { $0 !== $1 }.map { "\($0.0.objectID.uriRepresentation().lastPathComponent) (deleted \($0.0.isDeleted), context \($0.0.managedObjectContext != nil)) is not the data source's (deleted \($0.1.isDeleted))" }
+                return invalid("after the update section \(index) shows \(names(section.rows)) but the data source has \(names(expected[index].1))\(differing.isEmpty ? "" : ": \(differing)")")
             }
         }
     }
