@@ -164,10 +164,11 @@ enum TestSupport {
     }
 
     /// A coordinator with one store of a type (in a fresh directory for file stores).
-    static func coordinator(_ model: NSManagedObjectModel, type: String = NSSQLiteStoreType, url: URL? = nil) throws -> (NSPersistentStoreCoordinator, URL?) {
+    static func coordinator(_ model: NSManagedObjectModel, type: String = NSSQLiteStoreType, url: URL? = nil,
+                            options: [AnyHashable: Any]? = nil) throws -> (NSPersistentStoreCoordinator, URL?) {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let storeURL = url ?? (type == NSInMemoryStoreType ? nil : temporaryDirectory().appendingPathComponent("Test.\(type == NSSQLiteStoreType ? "sqlite" : "store")"))
-        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: options)
         return (coordinator, storeURL)
     }
 

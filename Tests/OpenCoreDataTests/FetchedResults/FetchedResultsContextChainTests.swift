@@ -8,7 +8,8 @@ import Testing
 /// turn), with refreshes, rollbacks and undo; saved by a child context into the controller's (an
 /// editing context's save); saved by another context and merged, by hand or automatically, also
 /// while the controller's context has unsaved changes of its own or is itself a child; made by
-/// batch requests and merged by their IDs; and saved on an in-memory store.
+/// batch requests and merged by their IDs; followed through the store's persistent history; and
+/// saved on an in-memory store.
 /// After every round, the table that applies the delegate's callbacks, the snapshot delegate's
 /// latest snapshot and the controller itself must equal the answer worked out in memory from the
 /// controller's context (`reference`).
@@ -44,6 +45,10 @@ import Testing
         /// The batch requests and their merges while the controller's context makes unsaved
         /// changes of its own, saved every fourth round: an import while the user edits.
         case batchWhileEditing
+        /// In another context, saved every round, with batch requests every other round; the
+        /// controller's context learns of them only from the store's persistent history, merging
+        /// each transaction since its last token, as apps follow other processes' changes.
+        case history
     }
 
     struct Configuration: CustomStringConvertible, Sendable {
@@ -100,7 +105,8 @@ import Testing
     @Test(arguments: Configuration.all)
     func changesThroughEveryContextKeepEveryFormExact(_ configuration: Configuration) throws {
         let type = configuration.mode == .saved ? NSInMemoryStoreType : NSSQLiteStoreType
-        try Self.run(configuration, on: TestSupport.coordinator(FetchedResultsPropertyTests.model(), type: type).0)
+        let options = configuration.mode == .history ? [NSPersistentHistoryTrackingKey: true as NSNumber] : nil
+        try Self.run(configuration, on: TestSupport.coordinator(FetchedResultsPropertyTests.model(), type: type, options: options).0)
     }
 
     /// Makes the random changes of `configuration` over `coordinator`'s store (of the players'
@@ -131,18 +137,19 @@ import Testing
             }
         case .batchWhileEditing:
             context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
-        case .unsaved, .child, .saved, .sibling, .batch:
+        case .unsaved, .child, .saved, .sibling, .batch, .history:
             break
         }
         let siblingSaves = SavedNotes()
         let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: sibling, queue: nil) { siblingSaves.add($0) }
         defer { NotificationCenter.default.removeObserver(observer) }
 
+        var historyToken = coordinator.currentPersistentHistoryToken(fromStores: nil)
         let rounds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_FRC_ROUNDS"] ?? "") ?? 20
         for round in 0..<rounds {
             let editors: [NSManagedObjectContext] = switch mode {
             case .child, .nestedSibling: [child]
-            case .sibling, .automatic: [sibling]
+            case .sibling, .automatic, .history: [sibling]
             case .mixed: [context, sibling]
             case .unsaved, .saved, .batchWhileEditing: [context]
             case .batch: []
@@ -216,6 +223,15 @@ import Testing
                 NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changed, into: [context])
                 context.processPendingChanges()
                 try saveEveryFourthRound(context, "saved here")
+            case .history:
+                try sibling.save()
+                if round % 2 == 1 {
+                    // The context that ran it merges its results, or it would save stale objects.
+                    var changed: [AnyHashable: [NSManagedObjectID]] = [:]
+                    operations.append(try Self.randomBatchRequest(on: sibling, changed: &changed, random: &random))
+                    NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changed, into: [sibling])
+                }
+                historyToken = try Self.mergeHistory(after: historyToken, into: context)
             }
             guard observers.expectShowing(try reference(base, in: context), round: round, operations: operations) else { break }
         }
@@ -267,6 +283,15 @@ import Testing
         let ids = try #require(result as? [NSManagedObjectID], "\(description) answers its object IDs")
         changed[key, default: []] += ids
         return "\(description): \(ids.map { $0.uriRepresentation().lastPathComponent })"
+    }
+
+    /// Merges each transaction of the store's history after `token` into `context`, as apps do with
+    /// a remote change notification; the token to continue from.
+    static func mergeHistory(after token: NSPersistentHistoryToken?, into context: NSManagedObjectContext) throws -> NSPersistentHistoryToken? {
+        let result = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token)) as? NSPersistentHistoryResult
+        let transactions = try #require(result?.result as? [NSPersistentHistoryTransaction])
+        for transaction in transactions { context.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
+        return transactions.last?.token ?? token
     }
 
     /// A new child context of `parent`, as an editing context is made.

@@ -49,7 +49,8 @@ struct PostgreSQLDifferentialTests {
             + FetchedResultsContextChainTests.Configuration.some(sections: ["department.name"], batchSizes: [0], limit: 7, offset: 3))
     func controllersFollowChangesOnTheServer(_ configuration: FetchedResultsContextChainTests.Configuration) throws {
         let database = PostgreSQLStoreTests.Database()
-        try FetchedResultsContextChainTests.run(configuration, on: database.coordinator(FetchedResultsPropertyTests.model()))
+        let options = configuration.mode == .history ? [NSPersistentHistoryTrackingKey: true as NSNumber] : nil
+        try FetchedResultsContextChainTests.run(configuration, on: database.coordinator(FetchedResultsPropertyTests.model(), options: options))
     }
 
     /// `PendingChangesDifferentialTests`' generated requests while a context holds generated

@@ -17,9 +17,9 @@ struct PostgreSQLStoreTests {
         }
 
         /// A coordinator with the store added (the model is shared, as one app's would be).
-        func coordinator(_ model: NSManagedObjectModel) throws -> NSPersistentStoreCoordinator {
+        func coordinator(_ model: NSManagedObjectModel, options: [AnyHashable: Any]? = nil) throws -> NSPersistentStoreCoordinator {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: url)
+            try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: url, options: options)
             return coordinator
         }
 
