@@ -99,8 +99,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     /// The store's optimistic-locking version (`Z_OPT`) when the values were read.
     @exclusivity(unchecked) var storeVersion: Int64 = 0
     /// `faultFlag`, `insertedFlag`, `updatedFlag`, `deletedFlag`, `isKeyPathProbe`,
-    /// `inaccessibleFlag`, `eventBaselineFlag` and `eventStartedUnchangedFlag`, a bit each.
-    @exclusivity(unchecked) private var flags: UInt8 = 0
+    /// `inaccessibleFlag`, `eventBaselineFlag`, `eventStartedUnchangedFlag` and
+    /// `deletedElsewhereFlag`, a bit each (16 bits take the byte `fetchedStoreNumber`'s alignment
+    /// would leave unused).
+    @exclusivity(unchecked) private var flags: UInt16 = 0
     /// See `fetchedPrimaryKey` (at most `largestKeptStoreNumber`).
     @exclusivity(unchecked) private var fetchedStoreNumber: UInt16 = 0
     /// The object's row in `rowBatch` while it has one; else, for an object fetched with a batch
@@ -111,8 +113,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     @exclusivity(unchecked) var listPositions = ManagedObjectList.Positions()
 
     /// The bits of `flags`.
-    private enum Flag: UInt8 {
+    private enum Flag: UInt16 {
         case fault = 1, inserted = 2, updated = 4, deleted = 8, keyPathProbe = 16, inaccessible = 32, eventBaseline = 64, eventStartedUnchanged = 128
+        case deletedElsewhere = 256
     }
     @inline(__always) private func flag(_ flag: Flag) -> Bool { flags & flag.rawValue != 0 }
     @inline(__always) private func setFlag(_ flag: Flag, _ on: Bool) {
@@ -155,6 +158,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueCodingReadab
     var eventStartedUnchangedFlag: Bool {
         get { flag(.eventStartedUnchanged) }
         set { setFlag(.eventStartedUnchanged, newValue) }
+    }
+    /// Set when a merge brought another context's deletion of the object: it is gone for good, and
+    /// undoing changes made to it before then leaves it gone.
+    var deletedElsewhereFlag: Bool {
+        get { flag(.deletedElsewhere) }
+        set { setFlag(.deletedElsewhere, newValue) }
     }
     /// Whether the object is one of the probes `KeyPathNames` uses to learn which keys a Swift key
     /// path reads.

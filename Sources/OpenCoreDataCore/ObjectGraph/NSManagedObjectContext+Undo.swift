@@ -66,6 +66,9 @@ extension NSManagedObjectContext {
 
     /// Puts objects back as snapshotted, and registers their current state as the way back.
     private func revert(to snapshots: [ObjectSnapshot]) {
+        // Objects another context deleted since (a merge) stay deleted: undo covers this
+        // context's changes, and bringing them back would show and save rows that are gone.
+        let snapshots = snapshots.filter { !$0.object.deletedElsewhereFlag }
         let current = snapshots.map { ObjectSnapshot(of: $0.object, in: self) }
         for snapshot in snapshots { restore(snapshot) }
         undoRecorder?.manager.registerUndo(withTarget: self) { context in context.revert(to: current) }
@@ -81,10 +84,11 @@ extension NSManagedObjectContext {
             for (slot, value) in snapshot.values.enumerated() {
                 switch value {
                 case let toMany as ToManySnapshot:
+                    let members = toMany.members.filter { !$0.deletedElsewhereFlag }
                     if let set = object.values[slot] as? RelationshipSet {
-                        set.members = toMany.members
+                        set.members = members
                     } else {
-                        object.values[slot] = RelationshipSet(members: toMany.members, committedIDs: toMany.committedIDs)
+                        object.values[slot] = RelationshipSet(members: members, committedIDs: toMany.committedIDs)
                     }
                 case nil where object.values[slot] is RelationshipSet:
                     continue  // Not loaded when snapshotted, and not changed since.

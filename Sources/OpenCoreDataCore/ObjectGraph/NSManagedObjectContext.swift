@@ -812,6 +812,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             updated.remove(object)
             deleted.remove(object)
             object.deletedFlag = true
+            object.deletedElsewhereFlag = true
             removed.insert(object)
         }
         for id in ids.inserted where !deletedKeys.contains(id.key) {

@@ -86,4 +86,34 @@ import Testing
         #expect(stage.table.failures.isEmpty, "\(stage.table.failures)")
         #expect(!(stage.controller.fetchedObjects ?? []).contains { $0.objectID == mine.objectID })
     }
+
+    /// Undo after a merge deleted an object the undone event changed leaves the object deleted:
+    /// undo puts back this context's changes, not rows another context removed. The controller
+    /// doesn't show it again, and the next save has nothing to write for it.
+    @Test func undoLeavesAnObjectDeletedElsewhereDeleted() throws {
+        let stage = try Stage()
+        let ids = try stage.batchInsert(["Ann", "Bob"])
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSInsertedObjectsKey: ids], into: [stage.context])
+        stage.context.undoManager = UndoManager()
+        stage.context.object(with: ids[0]).setValue("Anna", forKey: "name")
+        stage.context.processPendingChanges()
+        #expect(stage.shown.controller == ["Anna", "Bob"])
+
+        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Player")
+        fetch.predicate = NSPredicate(format: "name == 'Ann'")
+        let delete = NSBatchDeleteRequest(fetchRequest: fetch)
+        delete.resultType = .resultTypeObjectIDs
+        let deleted = try #require((try stage.elsewhere.execute(delete) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID])
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [stage.context])
+        #expect(stage.shown.controller == ["Bob"])
+
+        stage.context.undoManager?.undo()
+        stage.context.processPendingChanges()
+        #expect(stage.shown.controller == ["Bob"])
+        #expect(stage.shown.table == ["Bob"])
+        #expect(stage.table.failures.isEmpty, "\(stage.table.failures)")
+        #expect(stage.context.registeredObject(for: ids[0]) == nil)
+        #expect(!stage.context.hasChanges)
+        try stage.context.save()
+    }
 }
