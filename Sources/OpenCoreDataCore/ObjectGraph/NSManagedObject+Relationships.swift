@@ -188,9 +188,10 @@ extension NSManagedObject {
         }
     }
 
-    /// Whether another context's deletion of the object was merged into its context (which
-    /// forgot it), as opposed to a deletion pending here.
-    var isDeletedElsewhere: Bool {
+    /// Whether the object is deleted and its context has forgotten it: another context's deletion
+    /// was merged (`deletedElsewhereFlag`), or it was inserted and deleted here before a save, as
+    /// opposed to a deletion pending here. No row of it is or will be in the store.
+    var isDeletedAndForgotten: Bool {
         guard deletedFlag, let context = managedObjectContext else { return false }
         return context.registry[objectKey] !== self
     }

@@ -152,21 +152,24 @@ enum ObjectValidation {
     }
 
     /// The object `relationship` refers to whose row another context deleted (that deletion
-    /// merged here, and the reference made before or after it), if there is one: saving the
-    /// reference would write a key of a row that is gone.
+    /// merged here, and the reference made before or after it), or that was inserted and deleted
+    /// here unsaved, if there is one: saving the reference would write a key of a row that isn't
+    /// there.
     private static func danglingDestination(of relationship: NSRelationshipDescription, in object: NSManagedObject) -> NSManagedObject? {
         switch object.values[relationship.slot] {
-        case let set as RelationshipSet: set.members.first { $0.isDeletedElsewhere }
-        case let destination as NSManagedObject: destination.isDeletedElsewhere ? destination : nil
+        case let set as RelationshipSet: set.members.first { $0.isDeletedAndForgotten }
+        case let destination as NSManagedObject: destination.isDeletedAndForgotten ? destination : nil
         default: nil
         }
     }
 
     /// Core Data's "dangling reference" error: saving `relationship` would write a reference to
-    /// `destination`, whose row another context deleted.
+    /// `destination`, whose row is gone (another context deleted it) or will never be written (it
+    /// was inserted here and deleted before a save).
     private static func dangling(_ relationship: NSRelationshipDescription, of object: NSManagedObject, to destination: NSManagedObject) -> NSError {
-        error(NSManagedObjectValidationError, object, relationship.name, destination,
-              "Dangling reference to an invalid object: \(relationship.name) \(relationship.isToMany ? "holds" : "points to") an object another context deleted.")
+        let how = destination.deletedElsewhereFlag ? "another context deleted" : "deleted before it was ever saved"
+        return error(NSManagedObjectValidationError, object, relationship.name, destination,
+                     "Dangling reference to an invalid object: \(relationship.name) \(relationship.isToMany ? "holds" : "points to") an object \(how).")
     }
 
     /// Checks the Deny delete rules of an object being deleted.

@@ -15,6 +15,32 @@ import Testing
         return object
     }
 
+    /// A to-one relationship without an inverse still pointing at an object inserted and deleted
+    /// before any save fails the save with Core Data's dangling-reference error (1550) and writes
+    /// nothing: the key it would write belongs to no row. Clearing it lets the save through.
+    @Test func aReferenceToAnObjectInsertedAndDeletedUnsavedFailsTheSave() throws {
+        let note = NSEntityDescription(name: "Note", className: "NSManagedObject")
+        let attachment = NSEntityDescription(name: "Attachment", className: "NSManagedObject")
+        attachment.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType)]
+        note.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType),
+                           NSRelationshipDescription(name: "attachment", destination: attachment)]
+        let model = NSManagedObjectModel()
+        model.entities = [note, attachment]
+        let context = TestSupport.context(try TestSupport.coordinator(model).0)
+        let file = NSEntityDescription.insertNewObject(forEntityName: "Attachment", into: context)
+        let memo = NSEntityDescription.insertNewObject(forEntityName: "Note", into: context)
+        memo.setValue(file, forKey: "attachment")
+        context.delete(file)
+
+        let error = try #require(throws: NSError.self) { try context.save() }
+        #expect(error.code == NSManagedObjectValidationError && error.userInfo[NSValidationKeyErrorKey] as? String == "attachment")
+        #expect((error.userInfo[NSLocalizedDescriptionKey] as? String)?.contains("deleted before it was ever saved") == true)
+        #expect(memo.isInserted && context.hasChanges)
+        memo.setValue(nil, forKey: "attachment")
+        try context.save()
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note")) == 1)
+    }
+
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType, NSBinaryStoreType])
     func insertSaveAndIdentity(storeType: String) throws {
         let (context, coordinator) = try make(storeType)
