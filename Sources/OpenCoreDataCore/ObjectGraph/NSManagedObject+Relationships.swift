@@ -196,14 +196,14 @@ extension NSManagedObject {
         return context.registry[objectKey] !== self
     }
 
-    /// Takes objects another context deleted out of this object's loaded to-many sets, current and
-    /// saved members alike.
-    final func dropMembers(_ deleted: Set<NSManagedObjectID>) {
-        guard !faultFlag else { return }
+    /// Takes objects another context deleted (by key) out of this object's loaded to-many sets,
+    /// current and saved members alike. Keys, not IDs: members fetched without an ID object don't
+    /// make one to be compared.
+    final func dropMembers(_ deleted: Set<ObjectKey>) {
         for relationship in entity.frozenRelationships where relationship.isToMany {
             guard let set = values[relationship.slot] as? RelationshipSet else { continue }
-            set.members.removeAll { deleted.contains($0.objectID) }
-            set.committedIDs?.removeAll { deleted.contains($0) }
+            set.members.removeAll { deleted.contains($0.objectKey) }
+            set.committedIDs?.removeAll { deleted.contains($0.key) }
         }
     }
 

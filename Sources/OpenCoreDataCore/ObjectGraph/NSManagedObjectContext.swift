@@ -821,10 +821,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Relationship contents may have changed: reload them lazily. Objects with unsaved
         // changes keep their loaded sets, which lose the members deleted elsewhere (as the
         // store's delete rules took them out of the saved ones).
-        let removedIDs = Set(removed.map(\.objectID))
         for object in registry.values where !object.faultFlag {
             if object.hasChanges {
-                if !removedIDs.isEmpty { object.dropMembers(removedIDs) }
+                if !deletedKeys.isEmpty { object.dropMembers(deletedKeys) }
                 continue
             }
             for relationship in object.entity.frozenRelationships where relationship.isToMany {

@@ -58,7 +58,7 @@ enum ObjectValidation {
             // An override that doesn't call `super` skips the model's checks, but not this one:
             // a dangling reference would break the store, not only a rule of the app's.
             if let relationship = entity.frozenProperties[slot] as? NSRelationshipDescription,
-               let destination = danglingDestination(of: relationship, in: object) {
+               let destination = danglingDestination(of: relationship, in: object.values[slot]) {
                 errors.append(dangling(relationship, of: object, to: destination))
             }
         }
@@ -133,9 +133,10 @@ enum ObjectValidation {
     }
 
     private static func validate(relationship: NSRelationshipDescription, in object: NSManagedObject) throws {
-        if let destination = danglingDestination(of: relationship, in: object) { throw dangling(relationship, of: object, to: destination) }
+        let value = object.values[relationship.slot]
+        if let destination = danglingDestination(of: relationship, in: value) { throw dangling(relationship, of: object, to: destination) }
         if relationship.isToMany {
-            guard let set = object.values[relationship.slot] as? RelationshipSet else { return }
+            guard let set = value as? RelationshipSet else { return }
             let count = set.members.filter { !$0.isDeleted }.count
             if count == 0 && !relationship.isOptional && relationship.minCount > 0 {
                 throw error(NSValidationMissingMandatoryPropertyError, object, relationship.name, nil, "\(relationship.name) is a required relationship.")
@@ -151,16 +152,13 @@ enum ObjectValidation {
         }
     }
 
-    /// The object `relationship` refers to whose row another context deleted (that deletion
-    /// merged here, and the reference made before or after it), or that was inserted and deleted
-    /// here unsaved, if there is one: saving the reference would write a key of a row that isn't
-    /// there.
-    private static func danglingDestination(of relationship: NSRelationshipDescription, in object: NSManagedObject) -> NSManagedObject? {
-        switch object.values[relationship.slot] {
-        case let set as RelationshipSet: set.members.first { $0.isDeletedAndForgotten }
-        case let destination as NSManagedObject: destination.isDeletedAndForgotten ? destination : nil
-        default: nil
-        }
+    /// The object `value` (the relationship's slot) refers to whose row another context deleted
+    /// (that deletion merged here, and the reference made before or after it), or that was
+    /// inserted and deleted here unsaved, if there is one: saving the reference would write a key
+    /// of a row that isn't there.
+    private static func danglingDestination(of relationship: NSRelationshipDescription, in value: Any?) -> NSManagedObject? {
+        if relationship.isToMany { return (value as? RelationshipSet)?.members.first { $0.isDeletedAndForgotten } }
+        return (value as? NSManagedObject).flatMap { $0.isDeletedAndForgotten ? $0 : nil }
     }
 
     /// Core Data's "dangling reference" error: saving `relationship` would write a reference to

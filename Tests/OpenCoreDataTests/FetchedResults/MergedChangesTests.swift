@@ -33,6 +33,15 @@ import Testing
             return try #require((try elsewhere.execute(request) as? NSBatchInsertResult)?.result as? [NSManagedObjectID])
         }
 
+        /// Batch-deletes elsewhere the players of this name; their IDs.
+        func batchDelete(named name: String) throws -> [NSManagedObjectID] {
+            let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Player")
+            fetch.predicate = NSPredicate(format: "name == %@", name)
+            let request = NSBatchDeleteRequest(fetchRequest: fetch)
+            request.resultType = .resultTypeObjectIDs
+            return try #require((try elsewhere.execute(request) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID])
+        }
+
         /// The names the controller and the table show.
         var shown: (controller: [String], table: [String]) {
             ((controller.fetchedObjects ?? []).map { $0.value(forKey: "name") as? String ?? "nil" },
@@ -45,11 +54,7 @@ import Testing
     @Test func anObjectInsertedAndDeletedInTheGatheredChangesIsNeverShown() throws {
         let stage = try Stage()
         let inserted = try stage.batchInsert(["Ann", "Bob"])
-        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Player")
-        fetch.predicate = NSPredicate(format: "name == 'Ann'")
-        let delete = NSBatchDeleteRequest(fetchRequest: fetch)
-        delete.resultType = .resultTypeObjectIDs
-        let deleted = try #require((try stage.elsewhere.execute(delete) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID])
+        let deleted = try stage.batchDelete(named: "Ann")
         #expect(deleted == [inserted[0]])
 
         let notes = SavedNotes()
@@ -99,11 +104,7 @@ import Testing
         stage.context.processPendingChanges()
         #expect(stage.shown.controller == ["Anna", "Bob"])
 
-        let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Player")
-        fetch.predicate = NSPredicate(format: "name == 'Ann'")
-        let delete = NSBatchDeleteRequest(fetchRequest: fetch)
-        delete.resultType = .resultTypeObjectIDs
-        let deleted = try #require((try stage.elsewhere.execute(delete) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID])
+        let deleted = try stage.batchDelete(named: "Ann")
         NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [stage.context])
         #expect(stage.shown.controller == ["Bob"])
 

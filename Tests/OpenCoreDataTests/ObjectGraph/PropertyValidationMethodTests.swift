@@ -136,12 +136,7 @@ final class TrustingShelter: NSManagedObject {
         let here = TestSupport.context(coordinator)
         let heldDog = here.object(with: dog.objectID)
         let there = TestSupport.context(coordinator)
-        let notes = SavedNotes()
-        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: there, queue: nil) { notes.add($0) }
-        there.delete(there.object(with: dog.objectID))
-        try there.save()
-        NotificationCenter.default.removeObserver(observer)
-        here.mergeChanges(fromContextDidSave: try #require(notes.last))
+        here.mergeChanges(fromContextDidSave: try RefreshTests.saved(there) { there.delete(there.object(with: dog.objectID)) })
 
         let mine = here.object(with: shelter.objectID)
         mine.mutableSetValue(forKey: "dogs").add(heldDog)

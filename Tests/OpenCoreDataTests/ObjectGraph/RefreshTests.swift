@@ -268,7 +268,7 @@ import Testing
     }
 
     /// Makes `changes` in `context` and saves it: the `NSManagedObjectContextDidSave` notification.
-    private static func saved(_ context: NSManagedObjectContext, _ changes: () throws -> Void) throws -> Notification {
+    static func saved(_ context: NSManagedObjectContext, _ changes: () throws -> Void) throws -> Notification {
         let notes = SavedNotes()
         let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: context, queue: nil) { notes.add($0) }
         defer { NotificationCenter.default.removeObserver(observer) }
