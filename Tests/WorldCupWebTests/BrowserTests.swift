@@ -83,7 +83,7 @@ struct BrowserTests {
     }
 
     @Test("Two pages: initial sections, a win moves a row, adding and deleting insert and remove rows and sections",
-          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(15)))
     func liveTableInTwoPages() async throws {
         let session = try await Session.start(pages: 2)
         do {
@@ -192,7 +192,7 @@ struct BrowserTests {
     }
 
     @Test("Two processes: worldcup writes a store, then the worldcup-web program, started on it in a process of its own, shows every team",
-          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(15)))
     func serverProcessOnAnExistingStore() async throws {
         guard let (browser, driverPath) = Browser.executables else {
             throw WebDriverError("chromium and chromedriver are required (OPENCOREDATA_REQUIRE_BROWSER=1) but not installed")
@@ -235,7 +235,7 @@ struct BrowserTests {
     }
 
     @Test("Failed Banks: the first screen, then rows loaded as the page scrolls to the end",
-          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(5)))
+          .enabled(if: Browser.executables != nil || Browser.isRequired, skipReason), .timeLimit(.minutes(15)))
     func failedBanksScroll() async throws {
         let session = try await Session.start(pages: 1)
         do {

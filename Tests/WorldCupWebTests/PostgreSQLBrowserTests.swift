@@ -56,7 +56,7 @@ struct PostgreSQLBrowserTests {
         #expect(page.version >= 2, "the page got the saves as batches, not a new table")
     }
 
-    @Test("A click on a page of one server moves the team on a page of the other", .enabled(if: enabled, skipReason), .timeLimit(.minutes(5)))
+    @Test("A click on a page of one server moves the team on a page of the other", .enabled(if: enabled, skipReason), .timeLimit(.minutes(15)))
     func aClickOnOneServerMovesTheTeamOnTheOther() async throws {
         guard let (browser, driverPath) = Browser.executables, let (storeURL, drop) = Self.freshStore() else {
             throw WebDriverError("chromium and chromedriver are required (OPENCOREDATA_REQUIRE_BROWSER=1) but not installed")
