@@ -330,12 +330,14 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Marks a saved inserted or updated object as unchanged, one version on, with its current
-    /// values as its committed ones (relationships as the store holds them: to-one as IDs).
+    /// Marks a saved inserted or updated object as unchanged, one version on (an inserted one at
+    /// its row's first version, 1, even when undo brought it back after a saved deletion), with
+    /// its current values as its committed ones (relationships as the store holds them: to-one
+    /// as IDs).
     private static func commitSavedValues(of object: NSManagedObject) {
+        object.storeVersion = object.insertedFlag ? 1 : object.storeVersion + 1
         object.insertedFlag = false
         object.updatedFlag = false
-        object.storeVersion += 1
         if object.entity.storesValuesVerbatim {
             object.committedValues = object.values
             return

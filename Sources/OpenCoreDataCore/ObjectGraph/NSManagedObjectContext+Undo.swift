@@ -134,10 +134,13 @@ extension NSManagedObjectContext {
     }
 
     /// The flags an object gets when a save happened since its snapshot: whether it should exist,
-    /// measured against what the store now holds.
+    /// measured against what the store now holds. The store has a row for a registered object
+    /// that isn't inserted: a saved deletion unregisters its object, and so does deleting an
+    /// inserted one, which has no row (nor has an object undo brought back after its deletion
+    /// was saved, until the next save).
     private func derivedState(of object: NSManagedObject, existing: Bool) -> ObjectSnapshot.State {
-        let inStore = object.committedValues != nil && !object.objectID.isTemporaryID
-            && !(object.deletedFlag && object.managedObjectContext == nil)
+        let inStore = !object.insertedFlag && registry[object.objectKey] === object
+            && object.committedValues != nil && !object.objectID.isTemporaryID
         if existing {
             let changed = inStore && !object.changedValues().isEmpty
             return .init(isRegistered: true, isInContext: true, isInserted: !inStore, isUpdated: changed, isDeleted: false)

@@ -43,7 +43,8 @@ import Testing
         /// `mergeChanges(fromRemoteContextSave:into:)`, as apps import large feeds.
         case batch
         /// The batch requests and their merges while the controller's context makes unsaved
-        /// changes of its own, saved every fourth round: an import while the user edits.
+        /// changes of its own, saved every fourth round, and sometimes undoes: an import while the
+        /// user edits.
         case batchWhileEditing
         /// In another context, saved every round, with batch requests every other round; the
         /// controller's context learns of them only from the store's persistent history, merging
@@ -121,7 +122,7 @@ import Testing
         if mode == .nestedSibling { try root.save() }
 
         let observers = try FetchedResultsPropertyTests.Observers(base, context: context)
-        if mode == .unsaved { context.undoManager = UndoManager() }
+        if mode == .unsaved || mode == .batchWhileEditing { context.undoManager = UndoManager() }
 
         // The child and the sibling live across rounds, as editing contexts do.
         let child = Self.child(of: mode == .nestedSibling ? root : context)
@@ -218,6 +219,12 @@ import Testing
                 try child.save()
                 try saveEveryFourthRound(root, "root saved")
             case .batch, .batchWhileEditing:
+                if mode == .batchWhileEditing, random.chance(15) {
+                    // Undo of the last edits, some of them saved, before the merge.
+                    context.processPendingChanges()
+                    context.undo()
+                    operations.append("undo")
+                }
                 var changed: [AnyHashable: [NSManagedObjectID]] = [:]
                 for _ in 0..<random.int(1..<4) { operations.append(try Self.randomBatchRequest(on: sibling, changed: &changed, random: &random)) }
                 NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changed, into: [context])
