@@ -79,6 +79,8 @@ extension NSManagedObjectContext {
         let object = snapshot.object
         recordEventBaseline(of: object)
         let (wasInserted, wasDeleted) = (object.insertedFlag, object.deletedFlag)
+        // A save since the snapshot may have written other members than those it saw stored.
+        let savedSince = snapshot.saveGeneration != saveGeneration
         if snapshot.values.count == object.entity.slotKeys.count {
             if object.values.count != snapshot.values.count { object.allocateStorage() }
             for (slot, value) in snapshot.values.enumerated() {
@@ -88,7 +90,7 @@ extension NSManagedObjectContext {
                     if let set = object.values[slot] as? RelationshipSet {
                         set.members = members
                     } else {
-                        object.values[slot] = RelationshipSet(members: members, committedIDs: toMany.committedIDs)
+                        object.values[slot] = RelationshipSet(members: members, committedIDs: savedSince ? nil : toMany.committedIDs)
                     }
                 case nil where object.values[slot] is RelationshipSet:
                     continue  // Not loaded when snapshotted, and not changed since.
@@ -99,7 +101,11 @@ extension NSManagedObjectContext {
             object.faultFlag = false
         }
         var state = snapshot.state
-        if snapshot.saveGeneration != saveGeneration { state = derivedState(of: object, existing: state.exists) }
+        if savedSince { state = derivedState(of: object, existing: state.exists) }
+        if state.isInserted, object.values.count == object.entity.slotKeys.count {
+            // No row, so nothing of its relationships is stored: the save writes every member.
+            for slot in object.entity.toManySlots { (object.values[slot] as? RelationshipSet)?.committedIDs = nil }
+        }
         let key = object.objectKey
         if state.isRegistered {
             registry[key] = object

@@ -70,6 +70,28 @@ import Testing
         #expect(try Self.stored(context) == ["Ann in D1"])
     }
 
+    @Test func undoingTheSavedDeletionOfTwoRelatedObjectsStoresTheirManyToManyRelationshipAgain() throws {
+        let (coordinator, _) = try TestSupport.coordinator(TestSupport.makeCompanyModel())
+        let context = TestSupport.context(coordinator)
+        let employee = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+        employee.setValue("Ann", forKey: "name")
+        let project = NSEntityDescription.insertNewObject(forEntityName: "Project", into: context)
+        project.setValue("Atlas", forKey: "title")
+        employee.mutableSetValue(forKey: "projects").add(project)
+        try context.save()
+        context.undoManager = UndoManager()
+        context.delete(employee)
+        context.delete(project)
+        try context.save()  // the rows and the join row are gone
+        context.undo()  // both inserted again, still members of each other
+        #expect(employee.isInserted && project.isInserted)
+        try context.save()
+        let fresh = TestSupport.context(coordinator)
+        let stored = try #require(try fresh.fetch(NSFetchRequest<NSManagedObject>(entityName: "Project")).first)
+        let members = stored.value(forKey: "members") as? Set<NSManagedObject> ?? []
+        #expect(members.map { $0.value(forKey: "name") as? String } == ["Ann"], "the join row is written again")
+    }
+
     static let seeds = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_UNDO_SEEDS"] ?? "") ?? 40
     static let steps = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_UNDO_STEPS"] ?? "") ?? 200
 
@@ -125,16 +147,7 @@ import Testing
                 for department in departments where !department.hasChanges { context.refresh(department, mergeChanges: false) }
                 log.append("refresh departments")
             case 12:
-                // Another context deletes a saved player and the deletion is merged by ID.
-                let saved = try elsewhere.fetch(NSFetchRequest<NSManagedObject>(entityName: "Player")).sorted { Self.name($0) < Self.name($1) }
-                guard !saved.isEmpty else { break }
-                let victim = random.pick(saved)
-                let request = NSBatchDeleteRequest(objectIDs: [victim.objectID])
-                request.resultType = .resultTypeObjectIDs
-                let deleted = (try elsewhere.execute(request) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID] ?? []
-                NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [context])
-                elsewhere.reset()
-                log.append("deleted elsewhere \(Self.name(victim))")
+                if let deletion = try Self.deleteOne("Player", in: elsewhere, mergingInto: context, random: &random) { log.append(deletion) }
             default:
                 context.processPendingChanges()
                 log.append("event")
@@ -144,6 +157,22 @@ import Testing
                 return
             }
         }
+    }
+
+    /// Deletes a random saved object of an entity in `elsewhere` with a batch delete and merges
+    /// the deletion into `context` by ID, as another process's change arrives; describes it (nil
+    /// when there was none to delete).
+    static func deleteOne(_ entityName: String, in elsewhere: NSManagedObjectContext, mergingInto context: NSManagedObjectContext,
+                          random: inout DifferentialTests.Generator) throws -> String? {
+        let saved = try elsewhere.fetch(NSFetchRequest<NSManagedObject>(entityName: entityName)).sorted { name($0) < name($1) }
+        guard !saved.isEmpty else { return nil }
+        let victim = random.pick(saved)
+        let request = NSBatchDeleteRequest(objectIDs: [victim.objectID])
+        request.resultType = .resultTypeObjectIDs
+        let deleted = (try elsewhere.execute(request) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID] ?? []
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [context])
+        elsewhere.reset()
+        return "deleted elsewhere \(entityName) \(name(victim))"
     }
 
     private static func name(_ object: NSManagedObject) -> String { "#" + object.objectID.uriRepresentation().lastPathComponent }
