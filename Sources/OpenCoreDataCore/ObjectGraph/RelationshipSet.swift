@@ -42,7 +42,7 @@ public final class NSManagedMutableSet: ManagedRelationshipView, Sequence {
     /// The objects, in the relationship's order.
     public var allObjects: [NSManagedObject] { Array(current) }
     /// Whether an object is in the relationship.
-    public func contains(_ object: NSManagedObject) -> Bool { current.contains(object) }
+    public func contains(_ object: Any) -> Bool { (object as? NSManagedObject).map(current.contains) ?? false }
     /// Adds an object.
     public func add(_ object: Any) { owner.modifyToMany(relationship, adding: [Self.managed(object)], removing: []) }
     /// Removes an object.
@@ -92,10 +92,13 @@ public final class NSManagedMutableOrderedSet: ManagedRelationshipView, Sequence
         Self.check(index, in: 0..<members.count, "object(at:)")
         return members[index]
     }
-    /// The index of an object, or nil.
-    public func index(of object: NSManagedObject) -> Int? { current.firstIndex(of: object) }
+    /// The index of an object, or `NSNotFound` when it isn't a member.
+    public func index(of object: Any) -> Int {
+        guard let managed = object as? NSManagedObject else { return NSNotFound }
+        return current.firstIndex(of: managed) ?? NSNotFound
+    }
     /// Whether an object is in the relationship.
-    public func contains(_ object: NSManagedObject) -> Bool { current.contains(object) }
+    public func contains(_ object: Any) -> Bool { (object as? NSManagedObject).map(current.contains) ?? false }
     /// Appends an object, unless it is already a member.
     public func add(_ object: Any) { addObjects(from: [object]) }
     /// Appends each object that is not already a member, in order.

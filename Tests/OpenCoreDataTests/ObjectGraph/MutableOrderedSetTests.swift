@@ -77,6 +77,8 @@ import Testing
         teams.removeObjects(in: [new[1], teams[0]])
         #expect(Self.titles(teams) == "bcd")
         #expect(teams.index(of: teams[2]) == 2)
+        #expect(teams.index(of: new[1]) == NSNotFound, "as NSOrderedSet answers for a non-member")
+        #expect(!teams.contains(new[1]))
         #expect(try Self.stored(context, department) == "bcd")
     }
 
