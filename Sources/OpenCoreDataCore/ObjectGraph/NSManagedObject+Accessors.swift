@@ -106,18 +106,13 @@ public struct ManagedRelationshipEditor {
     }
 
     /// Removes the object at an index of an ordered relationship.
-    public func remove(at index: Int) {
-        var members = owner.relationshipSet(for: relationship).members
-        members.remove(at: index)
-        owner.setToMany(relationship, to: members)
-    }
+    public func remove(at index: Int) { orderedView.removeObject(at: index) }
 
     /// Removes the objects at indexes of an ordered relationship.
-    public func remove(at indexes: IndexSet) {
-        var members = owner.relationshipSet(for: relationship).members
-        for index in indexes.reversed() { members.remove(at: index) }
-        owner.setToMany(relationship, to: members)
-    }
+    public func remove(at indexes: IndexSet) { orderedView.removeObjects(at: indexes) }
+
+    /// The relationship as `mutableOrderedSetValue(forKey:)` gives it.
+    private var orderedView: NSManagedMutableOrderedSet { NSManagedMutableOrderedSet(owner: owner, relationship: relationship) }
 
     /// Replaces the objects at indexes of an ordered relationship, one for each index in order.
     public func replace(at indexes: IndexSet, with values: [Any]) {

@@ -28,6 +28,11 @@ public class ManagedRelationshipView {
 
     /// The relationship's current members, loading them if needed.
     var current: OrderedSet<NSManagedObject> { owner.relationshipSet(for: relationship).members }
+
+    /// The number of objects.
+    public var count: Int { current.count }
+    /// Whether an object is in the relationship.
+    public func contains(_ object: Any) -> Bool { (object as? NSManagedObject).map(current.contains) ?? false }
 }
 
 /// A live, writable view of a to-many relationship, returned by `mutableSetValue(forKey:)`.
@@ -37,12 +42,8 @@ public class ManagedRelationshipView {
 /// class of its own with the same methods.
 public final class NSManagedMutableSet: ManagedRelationshipView, Sequence {
 
-    /// The number of objects.
-    public var count: Int { current.count }
     /// The objects, in the relationship's order.
     public var allObjects: [NSManagedObject] { Array(current) }
-    /// Whether an object is in the relationship.
-    public func contains(_ object: Any) -> Bool { (object as? NSManagedObject).map(current.contains) ?? false }
     /// Adds an object.
     public func add(_ object: Any) { owner.modifyToMany(relationship, adding: [Self.managed(object)], removing: []) }
     /// Removes an object.
@@ -73,8 +74,6 @@ public final class NSManagedMutableSet: ManagedRelationshipView, Sequence {
 /// and an index out of bounds is a programmer error, as Foundation's range exception is.
 public final class NSManagedMutableOrderedSet: ManagedRelationshipView, Sequence {
 
-    /// The number of objects.
-    public var count: Int { current.count }
     /// The objects in order.
     public var array: [NSManagedObject] { Array(current) }
     /// The first object, or nil when the relationship is empty.
@@ -97,8 +96,6 @@ public final class NSManagedMutableOrderedSet: ManagedRelationshipView, Sequence
         guard let managed = object as? NSManagedObject else { return NSNotFound }
         return current.firstIndex(of: managed) ?? NSNotFound
     }
-    /// Whether an object is in the relationship.
-    public func contains(_ object: Any) -> Bool { (object as? NSManagedObject).map(current.contains) ?? false }
     /// Appends an object, unless it is already a member.
     public func add(_ object: Any) { addObjects(from: [object]) }
     /// Appends each object that is not already a member, in order.

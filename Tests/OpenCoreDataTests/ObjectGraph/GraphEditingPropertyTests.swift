@@ -96,21 +96,13 @@ import Testing
         case 3:
             guard !graph.projects.isEmpty else { return nil }
             let project = random.pick(graph.projects)
-            if random.chance(50) {
-                employee.mutableSetValue(forKey: "projects").add(project)
-            } else {
-                project.mutableSetValue(forKey: "members").add(employee)
-            }
+            membership(of: employee, in: project, random: &random).add()
             return "join \(Graph.name(employee)) to \(Graph.name(project))"
         case 4:
             let projects = Graph.sorted(employee.value(forKey: "projects") as? Set<NSManagedObject> ?? [])
             guard !projects.isEmpty else { return nil }
             let project = random.pick(projects)
-            if random.chance(50) {
-                employee.mutableSetValue(forKey: "projects").remove(project)
-            } else {
-                project.mutableSetValue(forKey: "members").remove(employee)
-            }
+            membership(of: employee, in: project, random: &random).remove()
             return "leave \(Graph.name(employee)) from \(Graph.name(project))"
         case 5:
             employee.setValue("E\(random.int(0..<100))", forKey: "name")
@@ -158,6 +150,16 @@ import Testing
             NSEntityDescription.insertNewObject(forEntityName: "Project", into: context).setValue("P\(random.int(0..<100))", forKey: "title")
             return "insert project"
         }
+    }
+
+    /// An employee's membership of a project, edited from either side of the many-to-many
+    /// relationship at random.
+    static func membership(of employee: NSManagedObject, in project: NSManagedObject,
+                           random: inout DifferentialTests.Generator) -> (add: () -> Void, remove: () -> Void) {
+        let (set, other) = random.chance(50)
+            ? (employee.mutableSetValue(forKey: "projects"), project)
+            : (project.mutableSetValue(forKey: "members"), employee)
+        return ({ set.add(other) }, { set.remove(other) })
     }
 
     /// The live (not deleted) objects of a context, each kind in the order of its ID, so that a
