@@ -85,25 +85,21 @@ public struct ManagedRelationshipEditor {
         owner.modifyToMany(relationship, adding: [], removing: NSManagedObject.managedObjects(in: Self.objects(value)))
     }
 
-    /// Inserts an object (or the objects of an array/ordered set) at an index of an ordered relationship.
+    /// Inserts an object (or the objects of an array or ordered set, in order) at an index of an
+    /// ordered relationship, as `NSMutableOrderedSet` does: an object already a member stays
+    /// where it is, and an index beyond `count` is a programmer error.
     public func insert(_ value: Any, at index: Int) {
-        var members = owner.relationshipSet(for: relationship).members
-        var position = Swift.min(index, members.count)
-        for object in NSManagedObject.managedObjects(in: Self.objects(value)) {
-            if let existing = members.firstIndex(of: object) {
-                members.remove(at: existing)
-                if existing < position { position -= 1 }
-            }
-            members.insert(object, at: position)
+        let view = orderedView
+        var position = index
+        for object in NSManagedObject.managedObjects(in: Self.objects(value)) where view.index(of: object) == NSNotFound {
+            view.insert(object, at: position)
             position += 1
         }
-        owner.setToMany(relationship, to: members)
     }
 
-    /// Inserts objects at indexes of an ordered relationship.
-    public func insert(_ values: [Any], at indexes: IndexSet) {
-        for (value, index) in zip(values, indexes) { insert(value, at: index) }
-    }
+    /// Inserts objects at indexes of an ordered relationship (see
+    /// `NSManagedMutableOrderedSet.insert(_:at:)`).
+    public func insert(_ values: [Any], at indexes: IndexSet) { orderedView.insert(values, at: indexes) }
 
     /// Removes the object at an index of an ordered relationship.
     public func remove(at index: Int) { orderedView.removeObject(at: index) }
@@ -116,18 +112,14 @@ public struct ManagedRelationshipEditor {
 
     /// Replaces the objects at indexes of an ordered relationship, one for each index in order.
     public func replace(at indexes: IndexSet, with values: [Any]) {
-        for (index, value) in zip(indexes, values) { replace(at: index, with: value) }
+        coreDataPrecondition(values.count == indexes.count, "replace(at:with:) needs one object for each index: \(indexes.count) indexes, \(values.count) objects.")
+        let view = orderedView
+        for (index, value) in zip(indexes, values) { view.replaceObject(at: index, with: value) }
     }
 
-    /// Replaces the object at an index of an ordered relationship.
-    public func replace(at index: Int, with value: Any) {
-        var members = owner.relationshipSet(for: relationship).members
-        let replacement = NSManagedMutableSet.managed(value)
-        members.remove(at: index)
-        members.remove(replacement)
-        members.insert(replacement, at: Swift.min(index, members.count))
-        owner.setToMany(relationship, to: members)
-    }
+    /// Replaces the object at an index of an ordered relationship, as `NSMutableOrderedSet` does:
+    /// nothing changes when the object is already a member elsewhere.
+    public func replace(at index: Int, with value: Any) { orderedView.replaceObject(at: index, with: value) }
 
     private static func objects(_ value: Any) -> Any {
         value is NSManagedObject ? [value] : value

@@ -102,6 +102,33 @@ final class Memo: NSManagedObject {
         #expect(dog.walks?.count == 1)
     }
 
+    /// The generated ordered helpers edit as `NSMutableOrderedSet` does (Core Data's generated
+    /// accessors are its indexed key-value accessors): inserting a member, or putting one in
+    /// place of another, changes nothing; a new object goes where it is told.
+    @Test func generatedOrderedHelpersLeaveMembersWhereTheyAre() throws {
+        let context = try dogWalkContext()
+        let dog = Dog(context: context)
+        let walks = (0..<4).map { _ in Walk(context: context) }
+        dog.addToWalks(NSOrderedSet(array: Array(walks.prefix(3))))
+        func order() -> [Walk] { dog.walks?.array as? [Walk] ?? [] }
+        #expect(order() == [walks[0], walks[1], walks[2]])
+
+        dog.insertIntoWalks(walks[2], at: 0)
+        #expect(order() == [walks[0], walks[1], walks[2]], "inserting a member moves nothing")
+        dog.insertIntoWalks([walks[1], walks[0]], at: NSIndexSet(indexesIn: NSRange(location: 0, length: 2)))
+        #expect(order() == [walks[0], walks[1], walks[2]], "inserting members at indexes moves nothing")
+        dog.replaceWalks(at: 0, with: walks[2])
+        #expect(order() == [walks[0], walks[1], walks[2]], "a member elsewhere doesn't replace another")
+        #expect(walks.prefix(3).allSatisfy { $0.dog === dog } && walks[3].dog == nil)
+
+        dog.insertIntoWalks(walks[3], at: 1)
+        #expect(order() == [walks[0], walks[3], walks[1], walks[2]])
+        dog.replaceWalks(at: 3, with: Walk(context: context))
+        #expect(order().prefix(3) == [walks[0], walks[3], walks[1]])
+        #expect(walks[2].dog == nil, "the replaced object leaves the relationship")
+        try context.save()
+    }
+
     /// `Dog(context:)` takes the entity from the context's current model, class after class,
     /// also when the context moves to a coordinator of another model.
     @Test func insertingBySubclassFollowsTheContextsModel() throws {
