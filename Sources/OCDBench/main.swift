@@ -585,6 +585,8 @@ var rows = 200_000
 var queryRows = 1_000_000
 /// How many times the controller matrix runs the raw query, the floor and `performFetch` (their median).
 var matrixRuns = 1
+/// How many rounds the object-graph reports run (see `Rounds`).
+nonisolated(unsafe) var objectRuns = 3
 /// The controller matrix's section keys (`--sections`, comma-separated): all by default.
 var matrixSections = MatrixCell.Section.allCases
 var skipQueries = false
@@ -612,7 +614,9 @@ while let argument = iterator.next() {
     case "--store": postgresStore = iterator.next().flatMap(URL.init(string:))
     case "--saves": postgresSaves = Int(iterator.next() ?? "") ?? postgresSaves
     case "--query-rows": queryRows = Int(iterator.next() ?? "") ?? queryRows
-    case "--runs": matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
+    case "--runs":
+        matrixRuns = max(1, Int(iterator.next() ?? "") ?? matrixRuns)
+        objectRuns = matrixRuns
     case "--skip-queries": skipQueries = true
     case "--phases": showPhases = true
     case "--only": only = iterator.next()
@@ -640,7 +644,7 @@ if let postgresStore {
 
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
-say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (median of 3 runs, each in its own process)\n")
+say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (each workload run \(objectRuns) times, each run in its own process, in rounds of one run of each; times are medians, and a ratio is the median of the rounds' ratios)\n")
 if only == nil || only == "objects" || only == "typed" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
 
 /// The median of `runs` runs of a workload, each in its own process (a run that timed out
@@ -652,26 +656,64 @@ func median(_ mode: String, runs: Int = 3, rows: Int, directory: URL) throws -> 
     return all[all.count / 2]
 }
 
-/// Measures a baseline, the contenders and, when given, a floor (see FloorBaselines.swift), and
-/// prints each against the baseline; each OpenCoreData line also says how far above the floor
-/// it is, and when the target is below the floor's own ratio.
+/// The workloads of one report measured in rounds: each round runs every workload once, one
+/// after the other, each in its own process. A stretch of load from elsewhere on a shared machine
+/// then falls on all of them alike rather than on one workload's runs, and a ratio is taken
+/// within a round. A workload's time is the median of its runs; its ratio to the baseline the
+/// median of its rounds' ratios (a run that timed out stops the rounds).
+struct Rounds {
+    private(set) var runs: [String: [Measurement]] = [:]
+    private(set) var ratios: [String: [Double]] = [:]
+
+    init(baseline: String, others: [String], runs count: Int, rows: Int, directory: URL) throws {
+        for _ in 0..<max(1, count) {
+            let base = try measure(baseline, rows: rows, directory: directory)
+            runs[baseline, default: []].append(base)
+            for mode in others {
+                let result = try measure(mode, rows: rows, directory: directory)
+                runs[mode, default: []].append(result)
+                ratios[mode, default: []].append(base.seconds.isFinite ? result.seconds / base.seconds : 0)
+            }
+            if !base.seconds.isFinite || runs.values.contains(where: { !$0.last!.seconds.isFinite }) { break }
+        }
+    }
+
+    /// The run of median time.
+    func median(_ mode: String) -> Measurement {
+        let sorted = runs[mode]!.sorted { $0.seconds < $1.seconds }
+        return sorted[sorted.count / 2]
+    }
+
+    /// The median of the rounds' ratios to the baseline.
+    func ratio(_ mode: String) -> Double {
+        let sorted = ratios[mode]!.sorted()
+        return sorted[sorted.count / 2]
+    }
+}
+
+/// Measures a baseline, the contenders and, when given, a floor (see FloorBaselines.swift) in
+/// `objectRuns` rounds (see `Rounds`), and prints each against the baseline; each OpenCoreData
+/// line also says how far above the floor it is, and when the target is below the floor's own
+/// ratio.
 ///
 /// `parts` are pieces of the floor timed by themselves, printed under it against the baseline.
 func report(_ title: String, baseline: (String, String), contenders: [(String, String)], floor floorMode: (String, String)? = nil,
             parts: [(String, String)] = [], target: Double, absoluteTarget: Double? = nil, rows: Int, directory: URL) throws {
-    let base = try median(baseline.1, rows: rows, directory: directory)
+    let others = contenders.map(\.1) + (floorMode.map { [$0.1] } ?? []) + parts.map(\.1)
+    let rounds = try Rounds(baseline: baseline.1, others: others, runs: objectRuns, rows: rows, directory: directory)
+    let base = rounds.median(baseline.1)
     say(title)
     let baseTime = base.seconds.isFinite ? String(format: "%8.1f ms", base.seconds * 1000) : "> \(Int(timeLimit)) s (stopped)"
     say("  \(baseline.0.padding(toLength: 40, withPad: " ", startingAt: 0)) \(baseTime)   1.00x   peak \(base.peakKiB / 1024) MiB")
-    let floor = try floorMode.map { try median($0.1, rows: rows, directory: directory) }
-    func printLine(_ name: String, _ mode: String, _ result: Measurement) {
-        let ratio = base.seconds.isFinite ? result.seconds / base.seconds : 0
+    func printLine(_ name: String, _ mode: String) {
+        let result = rounds.median(mode)
+        let ratio = rounds.ratio(mode)
         var verdict = ""
         if mode.contains("ocd") || mode.hasSuffix("cached") {
             verdict = ratio <= target ? "  (target <= \(target)x: met)" : "  (target <= \(target)x: NOT met)"
-            if let floor, base.seconds.isFinite {
-                let floorRatio = floor.seconds / base.seconds
-                verdict += String(format: "  %.2fx the floor", result.seconds / floor.seconds)
+            if let floorMode, base.seconds.isFinite {
+                let floorRatio = rounds.ratio(floorMode.1)
+                verdict += String(format: "  %.2fx the floor", ratio / floorRatio)
                 if floorRatio > target { verdict += ", whose own \(String(format: "%.2fx", floorRatio)) is above the target" }
             }
         }
@@ -681,9 +723,9 @@ func report(_ title: String, baseline: (String, String), contenders: [(String, S
         let check = result.checksum == base.checksum || !base.seconds.isFinite ? "" : "  CHECKSUM MISMATCH"
         say("  \(name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%8.1f ms", result.seconds * 1000)) \(String(format: "%6.2fx", ratio))   peak \(result.peakKiB / 1024) MiB\(verdict)\(check)")
     }
-    for (name, mode) in contenders { printLine(name, mode, try median(mode, rows: rows, directory: directory)) }
-    if let floorMode, let floor { printLine(floorMode.0, floorMode.1, floor) }
-    for (name, mode) in parts { printLine(name, mode, try median(mode, rows: rows, directory: directory)) }
+    for (name, mode) in contenders { printLine(name, mode) }
+    if let floorMode { printLine(floorMode.0, floorMode.1) }
+    for (name, mode) in parts { printLine(name, mode) }
     say("")
 }
 
