@@ -384,10 +384,10 @@ enum MatrixVerdict {
 }
 
 /// Runs every cell (each operation in its own process; the raw query, the floor and
-/// `performFetch` `runs` times for their medians) and prints the table.
+/// `performFetch` in `runs` rounds, see `Rounds`) and prints the table.
 @MainActor func runControllerMatrix(rows: Int, runs: Int, directory: URL, sections: [MatrixCell.Section], sorts: [MatrixCell.Sort]) throws {
     let began = now()
-    say("fetched results controller matrix: \(rows) employees; batch size 20; each operation in its own process; raw query, floor and performFetch the median of \(runs) run\(runs == 1 ? "" : "s") (--runs N), the others one run")
+    say("fetched results controller matrix: \(rows) employees; batch size 20; each operation in its own process; raw query, floor and performFetch in \(runs) round\(runs == 1 ? "" : "s") (--runs N; times the medians, ratios the median of the rounds' ratios), the others one run")
     say("targets: performFetch <= 1.3x the raw query of IDs + section column in the same order; peak <= 64 MiB;")
     say("one saved change (the median of 5 saves of one; in brackets the first, after performFetch) < 1 ms and 10,000 in one save < 50 ms added to the save by the controller (from processPendingChanges() to controllerDidChangeContent); cached relaunch >= 5x faster")
     say("floor: the raw query also reading every sort value and keeping them in compact arrays (what any controller that places changes without querying again holds)")
@@ -405,23 +405,23 @@ enum MatrixVerdict {
         for sort in sorts {
             for filtered in [false, true] {
                 let cell = MatrixCell(section: section, sort: sort, filtered: filtered)
-                let raw = try median(cell.mode("raw"), runs: runs, rows: rows, directory: directory)
-                let floor = try median(cell.mode("floor"), runs: runs, rows: rows, directory: directory)
-                let fetch = try median(cell.mode("fetch"), runs: runs, rows: rows, directory: directory)
+                let rounds = try Rounds(baseline: cell.mode("raw"), others: [cell.mode("floor"), cell.mode("fetch")], runs: runs, rows: rows, directory: directory)
+                let (raw, floor, fetch) = (rounds.median(cell.mode("raw")), rounds.median(cell.mode("floor")), rounds.median(cell.mode("fetch")))
                 _ = try measure(cell.mode("warm"), rows: rows, directory: directory)
                 let cached = try measure(cell.mode("cached"), rows: rows, directory: directory)
                 NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-matrix-\(getpid())-\(cell.mode("cache"))")
                 let changes = try measure(cell.mode("changes"), rows: rows, directory: directory)
                 if !filtered { privateChanges[cell.mode("changes")] = changes }
                 let (oneChange, firstChange) = (changes.oneChange, changes.firstChange)
-                let (ratio, floorRatio) = (fetch.seconds / raw.seconds, fetch.seconds / floor.seconds)
+                let (ratio, floorOfRaw) = (rounds.ratio(cell.mode("fetch")), rounds.ratio(cell.mode("floor")))
+                let floorRatio = ratio / floorOfRaw
                 let speedup = fetch.seconds / cached.seconds
                 let mebibyte = 1024
                 // Above a target where the floor is above it too, and within 1.3x of the floor's time
                 // or a tenth above its memory (the controller also keeps a 4-byte place per row to
                 // find a changed object's row): bound by the floor, not missed.
                 let verdicts: [(String, MatrixVerdict)] = [
-                    ("fetch", ratio <= 1.3 ? .met : (floor.seconds / raw.seconds > 1.3 && floorRatio <= 1.3 ? .floorBound : .missed)),
+                    ("fetch", ratio <= 1.3 ? .met : (floorOfRaw > 1.3 && floorRatio <= 1.3 ? .floorBound : .missed)),
                     ("memory", fetch.peakKiB <= 64 * mebibyte ? .met
                         : (floor.peakKiB > 64 * mebibyte && fetch.peakKiB <= floor.peakKiB + floor.peakKiB / 10 ? .floorBound : .missed)),
                     ("1 change", oneChange < 0.001 ? .met : .missed),

@@ -583,7 +583,7 @@ func say(_ line: String) {
 
 var rows = 200_000
 var queryRows = 1_000_000
-/// How many times the controller matrix runs the raw query, the floor and `performFetch` (their median).
+/// How many rounds the controller matrix runs the raw query, the floor and `performFetch` in (see `Rounds`).
 var matrixRuns = 1
 /// How many rounds the object-graph reports run (see `Rounds`).
 nonisolated(unsafe) var objectRuns = 3
@@ -647,34 +647,21 @@ defer { try? FileManager.default.removeItem(at: directory) }
 say("ocd-bench: \(rows) objects of one entity with ten Integer 64 attributes (each workload run \(objectRuns) times, each run in its own process, in rounds of one run of each; times are medians, and a ratio is the median of the rounds' ratios)\n")
 if only == nil || only == "objects" || only == "typed" || only == "bridged" { try prepareFetchStore(directory.appendingPathComponent("fetch.sqlite"), rows: rows) }
 
-/// The median of `runs` runs of a workload, each in its own process (a run that timed out
-/// stops the others).
-func median(_ mode: String, runs: Int = 3, rows: Int, directory: URL) throws -> Measurement {
-    let first = try measure(mode, rows: rows, directory: directory)
-    guard first.seconds.isFinite, runs > 1 else { return first }
-    let all = try ([first] + (1..<runs).map { _ in try measure(mode, rows: rows, directory: directory) }).sorted { $0.seconds < $1.seconds }
-    return all[all.count / 2]
-}
-
 /// The workloads of one report measured in rounds: each round runs every workload once, one
 /// after the other, each in its own process. A stretch of load from elsewhere on a shared machine
 /// then falls on all of them alike rather than on one workload's runs, and a ratio is taken
 /// within a round. A workload's time is the median of its runs; its ratio to the baseline the
 /// median of its rounds' ratios (a run that timed out stops the rounds).
 struct Rounds {
-    private(set) var runs: [String: [Measurement]] = [:]
-    private(set) var ratios: [String: [Double]] = [:]
+    private let baseline: String
+    /// Each workload's runs, by mode, in round order (the baseline's too).
+    private var runs: [String: [Measurement]] = [:]
 
     init(baseline: String, others: [String], runs count: Int, rows: Int, directory: URL) throws {
+        self.baseline = baseline
         for _ in 0..<max(1, count) {
-            let base = try measure(baseline, rows: rows, directory: directory)
-            runs[baseline, default: []].append(base)
-            for mode in others {
-                let result = try measure(mode, rows: rows, directory: directory)
-                runs[mode, default: []].append(result)
-                ratios[mode, default: []].append(base.seconds.isFinite ? result.seconds / base.seconds : 0)
-            }
-            if !base.seconds.isFinite || runs.values.contains(where: { !$0.last!.seconds.isFinite }) { break }
+            for mode in [baseline] + others { runs[mode, default: []].append(try measure(mode, rows: rows, directory: directory)) }
+            if runs.values.contains(where: { !$0.last!.seconds.isFinite }) { break }
         }
     }
 
@@ -684,9 +671,9 @@ struct Rounds {
         return sorted[sorted.count / 2]
     }
 
-    /// The median of the rounds' ratios to the baseline.
+    /// The median of the rounds' ratios to the baseline (0 when the baseline timed out).
     func ratio(_ mode: String) -> Double {
-        let sorted = ratios[mode]!.sorted()
+        let sorted = zip(runs[mode]!, runs[baseline]!).map { run, base in base.seconds.isFinite ? run.seconds / base.seconds : 0 }.sorted()
         return sorted[sorted.count / 2]
     }
 }

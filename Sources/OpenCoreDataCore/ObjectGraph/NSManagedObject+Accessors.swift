@@ -90,11 +90,9 @@ public struct ManagedRelationshipEditor {
     /// where it is, and an index beyond `count` is a programmer error.
     public func insert(_ value: Any, at index: Int) {
         let view = orderedView
-        var position = index
-        for object in NSManagedObject.managedObjects(in: Self.objects(value)) where view.index(of: object) == NSNotFound {
-            view.insert(object, at: position)
-            position += 1
-        }
+        let newcomers = NSManagedObject.managedObjects(in: Self.objects(value)).filter { !view.contains($0) }
+        guard !newcomers.isEmpty else { return }
+        view.insert(newcomers, at: IndexSet(integersIn: index..<(index + newcomers.count)))
     }
 
     /// Inserts objects at indexes of an ordered relationship (see
@@ -111,11 +109,7 @@ public struct ManagedRelationshipEditor {
     private var orderedView: NSManagedMutableOrderedSet { NSManagedMutableOrderedSet(owner: owner, relationship: relationship) }
 
     /// Replaces the objects at indexes of an ordered relationship, one for each index in order.
-    public func replace(at indexes: IndexSet, with values: [Any]) {
-        coreDataPrecondition(values.count == indexes.count, "replace(at:with:) needs one object for each index: \(indexes.count) indexes, \(values.count) objects.")
-        let view = orderedView
-        for (index, value) in zip(indexes, values) { view.replaceObject(at: index, with: value) }
-    }
+    public func replace(at indexes: IndexSet, with values: [Any]) { orderedView.replaceObjects(at: indexes, with: values) }
 
     /// Replaces the object at an index of an ordered relationship, as `NSMutableOrderedSet` does:
     /// nothing changes when the object is already a member elsewhere.

@@ -136,12 +136,23 @@ public final class NSManagedMutableOrderedSet: ManagedRelationshipView, Sequence
     /// Puts an object in place of the one at an index. Nothing changes when the object is
     /// already a member elsewhere (a relationship holds each object once).
     public func replaceObject(at index: Int, with object: Any) {
+        replace(zip(IndexSet(integer: index), [object]), method: "replaceObject(at:with:)")
+    }
+    /// Puts each object in place of the one at its index, in order; an object already a member
+    /// elsewhere changes nothing.
+    public func replaceObjects(at indexes: IndexSet, with objects: [Any]) {
+        coreDataPrecondition(objects.count == indexes.count, "replaceObjects(at:with:) needs one object for each index: \(indexes.count) indexes, \(objects.count) objects.")
+        replace(zip(indexes, objects), method: "replaceObjects(at:with:)")
+    }
+    private func replace(_ replacements: Zip2Sequence<IndexSet, [Any]>, method: String) {
         edit { members in
-            Self.check(index, in: 0..<members.count, "replaceObject(at:with:)")
-            let replacement = NSManagedMutableSet.managed(object)
-            guard !members.contains(replacement) else { return }
-            members.remove(at: index)
-            members.insert(replacement, at: index)
+            for (index, object) in replacements {
+                Self.check(index, in: 0..<members.count, method)
+                let replacement = NSManagedMutableSet.managed(object)
+                guard !members.contains(replacement) else { continue }
+                members.remove(at: index)
+                members.insert(replacement, at: index)
+            }
         }
     }
     /// Moves the objects at `indexes` so that, in their order, they start at `index` of what

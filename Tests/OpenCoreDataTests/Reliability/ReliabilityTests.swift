@@ -139,8 +139,9 @@ import Testing
             try await Task.sleep(for: .microseconds(generator.int(0..<60_000)))
             await run.kill()
             #expect(run.process.terminationReason == .uncaughtSignal, "round \(round): the worker stopped on its own: \(run.lines.suffix(2))")
-            if !run.savedNumbers.isEmpty { killsInTheSaveLoop += 1 }
-            reported.formUnion(run.savedNumbers)
+            let saved = run.savedNumbers
+            if !saved.isEmpty { killsInTheSaveLoop += 1 }
+            reported.formUnion(saved)
             let state = try Self.inspect(url)
             #expect(state.integrity == "ok", "round \(round): \(state.integrity)")
             #expect(reported.isSubset(of: state.numbers), "round \(round): saves that returned are missing: \(reported.subtracting(state.numbers).sorted().prefix(5))")
