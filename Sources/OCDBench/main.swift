@@ -432,14 +432,71 @@ func controllerChangeOpenCoreData(_ url: URL, changes: Int) throws -> (Double, I
     }
 }
 
+/// A request for the IDs of `Item`s in the order of a controller's request (its sort descriptors).
+func itemIDRequest(sortedAs request: NSFetchRequest<NSManagedObject>) -> NSFetchRequest<NSManagedObjectID> {
+    let ids = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+    ids.resultType = .managedObjectIDResultType
+    ids.sortDescriptors = request.sortDescriptors
+    return ids
+}
+
+/// The request of a controller of the best twenty scores (no sections, a limit of 20).
+func limitedControllerRequest() -> NSFetchRequest<NSManagedObject> {
+    let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+    request.sortDescriptors = [NSSortDescriptor(key: "score", ascending: false)]
+    request.fetchLimit = 20
+    return request
+}
+
+/// An object far outside the best twenty, which `limitedControllerChange` lifts to the top.
+private func objectOutsideTheWindow(_ context: NSManagedObjectContext) throws -> NSManagedObject {
+    let request = itemIDRequest(sortedAs: limitedControllerRequest())
+    request.fetchOffset = 1_000
+    request.fetchLimit = 1
+    return context.object(with: try context.fetch(request)[0])
+}
+
+/// Times one saved change delivered to a controller with a limit (the best twenty scores): an
+/// object from outside the window rises to its top, from the call to `save()` to the delegate's
+/// `controllerDidChangeContent`.
+func limitedControllerChangeOpenCoreData(_ url: URL) throws -> (Double, Int64) {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let controller = NSFetchedResultsController(fetchRequest: limitedControllerRequest(), managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+        let delegate = CountingDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        try objectOutsideTheWindow(context).setValue(Double(1_000_000), forKey: "score")
+        let began = now()
+        try context.save()
+        return (delegate.finished - began, Int64(delegate.changes))
+    }
+}
+
+/// The alternative for a window: fetch its twenty IDs again after the save and diff them.
+func limitedControllerRefetchAndDiff(_ url: URL) throws -> (Double, Int64) {
+    let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = try openQueryStore(url)
+    return try context.performAndWait {
+        let request = itemIDRequest(sortedAs: limitedControllerRequest())
+        request.fetchLimit = 20
+        let before = try context.fetch(request)
+        try objectOutsideTheWindow(context).setValue(Double(1_000_000), forKey: "score")
+        try context.save()
+        let begin = now()
+        let after = try context.fetch(request)
+        let difference = after.difference(from: before)
+        return (now() - begin, Int64(difference.count))
+    }
+}
+
 /// The alternative: refetch everything after the save and diff the ordered IDs with `difference(from:)`.
 func controllerChangeRefetchAndDiff(_ url: URL, changes: Int) throws -> (Double, Int64) {
     let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = try openQueryStore(url)
     return try context.performAndWait {
-        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
-        request.resultType = .managedObjectIDResultType
-        request.sortDescriptors = controllerRequest().sortDescriptors
+        let request = itemIDRequest(sortedAs: controllerRequest())
         let before = try context.fetch(request)
         let objects = before.prefix(changes &* 7919 + 1)
         for index in 0..<changes { context.object(with: objects[(index &* 7919) % objects.count]).setValue(Double(index % 100), forKey: "score") }
@@ -512,12 +569,14 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
     case "frc-ocd-delegate": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: nil, withDelegate: true)
     case "frc-cache-warm": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
     case "frc-cached": checksum = try controllerOpenCoreData(directory.appendingPathComponent("query.sqlite"), cacheName: "ocd-bench-\(getppid())")
-    case "frc-change-ocd", "frc-change-diff", "frc-changes-ocd", "frc-changes-diff":
+    case "frc-change-ocd", "frc-change-diff", "frc-changes-ocd", "frc-changes-diff", "frc-limited-change-ocd", "frc-limited-change-diff":
         let copy = directory.appendingPathComponent("\(mode).sqlite")
         removeStore(copy)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
         let count = mode.hasPrefix("frc-changes") ? 10_000 : 1
-        let (seconds, result) = mode.hasSuffix("ocd") ? try controllerChangeOpenCoreData(copy, changes: count) : try controllerChangeRefetchAndDiff(copy, changes: count)
+        let (seconds, result) = mode.hasPrefix("frc-limited")
+            ? (mode.hasSuffix("ocd") ? try limitedControllerChangeOpenCoreData(copy) : try limitedControllerRefetchAndDiff(copy))
+            : (mode.hasSuffix("ocd") ? try controllerChangeOpenCoreData(copy, changes: count) : try controllerChangeRefetchAndDiff(copy, changes: count))
         try "\(seconds) \(result > 0 ? 1 : 0)".write(toFile: output, atomically: true, encoding: .utf8)
         return
     case "update-raw", "update-ocd", "delete-raw", "delete-ocd":
@@ -790,6 +849,9 @@ if !skipQueries && runs("controller") {
                contenders: [("OpenCoreData controller callbacks", "frc-change-ocd")], target: 1.0, absoluteTarget: 0.001, rows: queryRows, directory: directory)
     try report("fetched results controller: 10,000 changes in one save", baseline: ("refetch everything + difference(from:)", "frc-changes-diff"),
                contenders: [("OpenCoreData controller callbacks", "frc-changes-ocd")], target: 1.0, absoluteTarget: 0.05, rows: queryRows, directory: directory)
+    // No index on score: any implementation finds the new window by reading every row.
+    try report("fetched results controller with a limit (the best 20 scores): one saved change that enters the window", baseline: ("refetch the 20 IDs + difference(from:)", "frc-limited-change-diff"),
+               contenders: [("OpenCoreData controller callbacks", "frc-limited-change-ocd")], target: 1.3, rows: queryRows, directory: directory)
     NSFetchedResultsController<NSManagedObject>.deleteCache(withName: "ocd-bench-\(getpid())")
 }
 if !skipQueries && runs("controller-matrix") {

@@ -627,16 +627,20 @@ final class FetchedResultsState {
     /// memory, then the offset and limit applied.
     private func refetch(judging changed: [NSManagedObject]) throws -> SortedRows {
         guard let entity else { return try fetchFromStore() }
-        let unlimited = request.asObjectRequest()
-        unlimited.fetchLimit = 0
-        unlimited.fetchOffset = 0
-        unlimited.fetchBatchSize = 0
-        var objects = try context.fetch(unlimited).compactMap { $0 as? NSManagedObject }
         // The fetch judges an unchanged object by the store, also when a related object it is
         // judged through has unsaved changes (from this event or an earlier one): those are judged
         // in memory too.
         let changed = changed + relatedObjectsAffected(by: Array(context.insertedObjects) + Array(context.updatedObjects))
             .filter { $0.entity.isKindOf(entity: entity) }
+        // With a limit, only the first rows can make the window: as many as it holds, its offset,
+        // and one for each object judged here (the context's fetch bounds its own the same way).
+        let covering = request.asObjectRequest()
+        covering.fetchLimit = request.fetchLimit > 0
+            ? NSManagedObjectContext.storeRowsCovering(window: request.fetchOffset + request.fetchLimit, judgedInMemory: changed.count)
+            : 0
+        covering.fetchOffset = 0
+        covering.fetchBatchSize = 0
+        var objects = try context.fetch(covering).compactMap { $0 as? NSManagedObject }
         let judged = Set(changed.map { ObjectIdentifier($0) })
         let matches = { [request, context] (object: NSManagedObject) -> Bool in
             !object.isDeleted && object.lives(in: context) && (request.predicate?.evaluate(with: object) ?? true)

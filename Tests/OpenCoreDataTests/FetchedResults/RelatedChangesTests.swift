@@ -3,17 +3,6 @@ import OpenCoreData
 @testable import OpenCoreDataCore
 import Testing
 
-/// A controller over `request`, fetched, with a table that applies its callbacks.
-private func tracked(_ request: NSFetchRequest<NSManagedObject>, in context: NSManagedObjectContext,
-                     sectionNameKeyPath: String?) throws -> (NSFetchedResultsController<NSManagedObject>, TestTableView) {
-    let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: nil)
-    let table = TestTableView()
-    controller.delegate = table
-    try controller.performFetch()
-    table.reload(from: controller)
-    return (controller, table)
-}
-
 /// Beyond Apple: renaming a department updates a controller whose sections, sort or predicate
 /// read `department.name`.
 @Suite struct RelatedChangesTests {

@@ -140,3 +140,14 @@ final class TestTableView: NSFetchedResultsControllerDelegate {
         }
     }
 }
+
+/// A controller over `request`, fetched, with a table that applies its callbacks.
+func tracked(_ request: NSFetchRequest<NSManagedObject>, in context: NSManagedObjectContext,
+                     sectionNameKeyPath: String?) throws -> (NSFetchedResultsController<NSManagedObject>, TestTableView) {
+    let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: nil)
+    let table = TestTableView()
+    controller.delegate = table
+    try controller.performFetch()
+    table.reload(from: controller)
+    return (controller, table)
+}
