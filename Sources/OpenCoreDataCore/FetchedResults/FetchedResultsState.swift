@@ -635,9 +635,7 @@ final class FetchedResultsState {
         // With a limit, only the first rows can make the window: as many as it holds, its offset,
         // and one for each object judged here (the context's fetch bounds its own the same way).
         let covering = request.asObjectRequest()
-        covering.fetchLimit = request.fetchLimit > 0
-            ? NSManagedObjectContext.storeRowsCovering(window: request.fetchOffset + request.fetchLimit, judgedInMemory: changed.count)
-            : 0
+        covering.fetchLimit = NSManagedObjectContext.storeRowsCovering(offset: request.fetchOffset, limit: request.fetchLimit, judgedInMemory: changed.count)
         covering.fetchOffset = 0
         covering.fetchBatchSize = 0
         var objects = try context.fetch(covering).compactMap { $0 as? NSManagedObject }

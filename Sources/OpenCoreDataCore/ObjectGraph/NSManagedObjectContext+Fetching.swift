@@ -101,18 +101,20 @@ extension NSManagedObjectContext {
         return parentStore
     }
 
-    /// How many of the store's first rows a window of the first `window` results needs when up to
-    /// `judgedInMemory` of those rows are objects judged again in memory (changed or deleted since
-    /// they were stored), and the rest keep the store's order.
+    /// How many of the store's first rows the window of `limit` results after `offset` needs when
+    /// up to `judgedInMemory` of those rows are objects judged again in memory (changed or deleted
+    /// since they were stored) and the rest keep the store's order; 0 (every row) when `limit` is 0
+    /// or the sum is too large for an `Int`.
     ///
-    /// An unchanged object among the first `window` results has fewer than `window` unchanged
-    /// objects before it, in the store's order as in memory, and at most `judgedInMemory` rows of
-    /// other objects lie among them: so it is among the first `window + judgedInMemory` rows. The
-    /// objects judged in memory are added to the rows whatever their place in the store. (Without
-    /// this bound, a fetch with a limit in a context with unsaved changes read every row.)
-    static func storeRowsCovering(window: Int, judgedInMemory: Int) -> Int {
-        let (sum, overflow) = window.addingReportingOverflow(judgedInMemory)
-        return overflow ? 0 : sum
+    /// An unchanged object in the window has fewer than `offset + limit` unchanged objects before
+    /// it, in the store's order as in memory, and at most `judgedInMemory` rows of other objects
+    /// lie among them: so it is among the first `offset + limit + judgedInMemory` rows. The objects
+    /// judged in memory are added to the rows whatever their place in the store.
+    static func storeRowsCovering(offset: Int, limit: Int, judgedInMemory: Int) -> Int {
+        guard limit > 0 else { return 0 }
+        let (window, overflow) = max(offset, 0).addingReportingOverflow(limit)
+        let (rows, overflowAgain) = window.addingReportingOverflow(judgedInMemory)
+        return overflow || overflowAgain ? 0 : rows
     }
 
     private func fetchObjects(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription, parent: ParentStore) throws -> [NSManagedObject] {
@@ -120,7 +122,7 @@ extension NSManagedObjectContext {
         var storeRequest = request
         if merging && (request.fetchLimit > 0 || request.fetchOffset > 0) {
             storeRequest = request.copied()
-            storeRequest.fetchLimit = request.fetchLimit > 0 ? Self.storeRowsCovering(window: request.fetchOffset + request.fetchLimit, judgedInMemory: updated.count + deleted.count) : 0
+            storeRequest.fetchLimit = Self.storeRowsCovering(offset: request.fetchOffset, limit: request.fetchLimit, judgedInMemory: updated.count + deleted.count)
             storeRequest.fetchOffset = 0
         }
         let batching = request.fetchBatchSize > 0 && request.resultType == .managedObjectResultType

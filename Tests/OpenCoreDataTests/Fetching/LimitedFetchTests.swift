@@ -65,6 +65,24 @@ import Testing
         #expect(reads == [min(offset + limit + 4, 1_000)], "one query of the window's rows and four more: \(reads)")
     }
 
+    /// A limit and offset too large to add up read every row, with or without unsaved changes.
+    @Test func aHugeLimitReadsEveryRow() throws {
+        #expect(NSManagedObjectContext.storeRowsCovering(offset: 5, limit: 10, judgedInMemory: 3) == 18)
+        #expect(NSManagedObjectContext.storeRowsCovering(offset: 5, limit: 0, judgedInMemory: 3) == 0)
+        #expect(NSManagedObjectContext.storeRowsCovering(offset: 5, limit: .max, judgedInMemory: 3) == 0)
+        #expect(NSManagedObjectContext.storeRowsCovering(offset: 0, limit: .max - 1, judgedInMemory: 3) == 0)
+        let context = try Self.stage()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true)]
+        request.fetchOffset = 5
+        request.fetchLimit = .max
+        #expect(try context.fetch(request).count == 995)
+        try context.fetch(request)[0].setValue(Int64(0), forKey: "salary")
+        let window = try context.fetch(request)
+        #expect(window.count == 995)
+        #expect(window.first?.value(forKey: "name") as? String == "e0005", "e0006 moved to the front, before the offset")
+    }
+
     @Test func aLimitedControllerReadsOnlyTheRowsItsWindowNeedsWhenAnObjectChanges() throws {
         let context = try Self.stage()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
