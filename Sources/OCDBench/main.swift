@@ -432,11 +432,13 @@ func controllerChangeOpenCoreData(_ url: URL, changes: Int) throws -> (Double, I
     }
 }
 
-/// A request for the IDs of `Item`s in the order of a controller's request (its sort descriptors).
+/// A request for the IDs of the `Item`s a controller's request shows, in its order (its sort
+/// descriptors and limit).
 func itemIDRequest(sortedAs request: NSFetchRequest<NSManagedObject>) -> NSFetchRequest<NSManagedObjectID> {
     let ids = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
     ids.resultType = .managedObjectIDResultType
     ids.sortDescriptors = request.sortDescriptors
+    ids.fetchLimit = request.fetchLimit
     return ids
 }
 
@@ -480,7 +482,6 @@ func limitedControllerRefetchAndDiff(_ url: URL) throws -> (Double, Int64) {
     context.persistentStoreCoordinator = try openQueryStore(url)
     return try context.performAndWait {
         let request = itemIDRequest(sortedAs: limitedControllerRequest())
-        request.fetchLimit = 20
         let before = try context.fetch(request)
         try objectOutsideTheWindow(context).setValue(Double(1_000_000), forKey: "score")
         try context.save()
@@ -574,9 +575,12 @@ func runChild(mode: String, rows: Int, directory: URL, output: String) throws {
         removeStore(copy)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("query.sqlite"), to: copy)
         let count = mode.hasPrefix("frc-changes") ? 10_000 : 1
-        let (seconds, result) = mode.hasPrefix("frc-limited")
-            ? (mode.hasSuffix("ocd") ? try limitedControllerChangeOpenCoreData(copy) : try limitedControllerRefetchAndDiff(copy))
-            : (mode.hasSuffix("ocd") ? try controllerChangeOpenCoreData(copy, changes: count) : try controllerChangeRefetchAndDiff(copy, changes: count))
+        let (seconds, result) = switch mode {
+        case "frc-limited-change-ocd": try limitedControllerChangeOpenCoreData(copy)
+        case "frc-limited-change-diff": try limitedControllerRefetchAndDiff(copy)
+        case "frc-change-ocd", "frc-changes-ocd": try controllerChangeOpenCoreData(copy, changes: count)
+        default: try controllerChangeRefetchAndDiff(copy, changes: count)
+        }
         try "\(seconds) \(result > 0 ? 1 : 0)".write(toFile: output, atomically: true, encoding: .utf8)
         return
     case "update-raw", "update-ocd", "delete-raw", "delete-ocd":
